@@ -1,0 +1,163 @@
+"""The `infergrade` command line: list, check, grade, hint, selftest, goldens."""
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from pathlib import Path
+
+import click
+
+from grader.engine.runner import zygote
+
+zygote()  # fork the warm zygote before this process computes anything
+
+from grader import hints, progress, topics as topic_registry  # noqa: E402
+from grader.exporters.gradescope import to_gradescope  # noqa: E402
+from grader.exporters.junit import to_junit  # noqa: E402
+from grader.exporters.terminal import summary  # noqa: E402
+from grader.grading import BadInput, bad_input_document, grade, resolve_submission, resolve_topics  # noqa: E402
+
+SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path), default=Path("exercises"),
+                          show_default=True, help="the folder holding your topic modules (sampling.py, ...)")
+
+
+def _fail(message: str) -> None:
+    raise click.UsageError(message)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="infergrade", message="infergrade %(version)s")
+def main():
+    """Auto-graded exercises for LLM inference and serving."""
+
+
+@main.command("list")
+@SUBMISSION
+def list_topics(submission: Path):
+    """List the topics, their functions and your progress."""
+    done = progress.load(submission)["checks"] if submission.is_dir() else {}
+    for topic in topic_registry.all_topics():
+        passed = sum(1 for k, v in done.items() if k.startswith(f"{topic}.") and v.get("passed"))
+        click.echo(click.style(topic, bold=True) + (f"  ({passed} public checks passed)" if passed else ""))
+        for name, (sig, doc) in topic_registry.api(topic).items():
+            if "." not in name:
+                click.echo(f"  {sig}" + (f"  — {doc}" if doc else ""))
+
+
+@main.command()
+@click.argument("topics", nargs=-1)
+@SUBMISSION
+@click.option("--verbose", "-v", is_flag=True, help="also list the checks that passed")
+def check(topics, submission: Path, verbose: bool):
+    """Run the public checks of TOPICS (all by default); exit 0 iff all pass."""
+    try:
+        chosen = resolve_topics(topics)
+        folder = resolve_submission(submission)
+    except BadInput as exc:
+        _fail(str(exc))
+    doc = grade(folder, chosen, hidden=False, seed=0)
+    progress.record_checks(folder, doc)
+    click.echo(summary(doc, verbose))
+    all_passed = doc["status"] == "completed" and all(t["status"] == "passed" for t in doc["topics"])
+    sys.exit(0 if all_passed else 1)
+
+
+@main.command("grade")
+@SUBMISSION
+@click.option("--topic", "-t", "topics", multiple=True, help="grade only this topic (repeatable)")
+@click.option("--hidden", is_flag=True, help="also run the hidden checks (instructors)")
+@click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=None, help="seed of the random cases [random]")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
+              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["json", "gradescope", "junit"]), default="json",
+              show_default=True)
+def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str):
+    """Grade a submission and write the results; exit 0 whenever grading completed, whatever the score."""
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    try:
+        chosen = resolve_topics(topics)
+        folder = resolve_submission(submission)
+    except BadInput as exc:
+        known = [t for t in topics if t in topic_registry.all_topics()]
+        _write(bad_input_document(str(exc), submission, known, hidden, seed), out, fmt)
+        _fail(f"{exc} (an error results file was written to {out})")
+    doc = grade(folder, chosen, hidden=hidden, seed=seed)
+    _write(doc, out, fmt)
+    click.echo(summary(doc), err=True)
+    click.echo(f"wrote {out} ({fmt})", err=True)
+    sys.exit(0 if doc["status"] == "completed" else 1)
+
+
+def _write(doc: dict, out: Path, fmt: str) -> None:
+    text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
+            "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit}[fmt](doc)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+
+
+@main.command()
+@click.argument("target", metavar="TOPIC.FUNCTION")
+@click.option("--level", "-l", type=click.IntRange(1, 3), default=None,
+              help="1 names the idea, 2 outlines the approach, 3 is nearly pseudocode [next unread]")
+@SUBMISSION
+def hint(target: str, level, submission: Path):
+    """Show a hint for one exercise function."""
+    topic, _, function = target.partition(".")
+    if topic not in topic_registry.all_topics() or not function:
+        _fail(f"expected TOPIC.FUNCTION with a topic from: {', '.join(topic_registry.all_topics())}")
+    read = progress.load(submission)["hints"].get(target, 0) if submission.is_dir() else 0
+    level = level or min(int(read) + 1, 3)
+    try:
+        text = hints.hint(topic, function, level)
+    except KeyError as exc:
+        _fail(exc.args[0])
+    click.echo(click.style(f"{target} — hint {level}/3", bold=True))
+    click.echo(text)
+    if submission.is_dir():
+        progress.record_hint(submission, target, level)
+
+
+@main.command()
+@click.option("--topic", "-t", "topics", multiple=True, help="only this topic (repeatable)")
+def selftest(topics):
+    """Prove the checks: solutions full marks, stubs zero, every mutant caught with its misconception id."""
+    from grader.selftest import check_topic
+
+    try:
+        chosen = resolve_topics(topics)
+    except BadInput as exc:
+        _fail(str(exc))
+    ok = True
+    for topic in chosen:
+        for v in check_topic(topic):
+            ok &= v.ok
+            mark = click.style("ok  ", fg="green") if v.ok else click.style("BAD ", fg="red")
+            click.echo(f"{mark} {topic:16} {v.subject:44} {v.score:g}/{v.max_score:g}  {v.detail[:400]}")
+    click.echo("selftest passed" if ok else click.style("selftest FAILED", fg="red"))
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+@click.argument("topics", nargs=-1)
+def goldens(topics):
+    """Regenerate the stored reference outputs of the public checks (instructors)."""
+    from grader.engine import goldens as store
+    from grader.selftest import SOLUTIONS_DIR
+
+    try:
+        chosen = resolve_topics(topics)
+    except BadInput as exc:
+        _fail(str(exc))
+    for topic in chosen:
+        doc = grade(SOLUTIONS_DIR, [topic], hidden=False, seed=0, record_goldens=True, with_progress=False)
+        bad = [c["id"] for t in doc["topics"] for c in t["checks"] if c["status"] not in ("passed", "skipped")]
+        if bad or doc["status"] != "completed":
+            click.echo(summary(doc))
+            _fail(f"the solutions do not pass the public checks of {topic}; goldens not written")
+        store.recorded(topic).save()
+        click.echo(f"{topic}: {len(store.recorded(topic).values)} goldens written")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The check-author API: the `@check` decorator, failures with misconception ids, and comparison helpers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from grader.sandbox.codec import Opaque
+
+
+@dataclass(frozen=True)
+class CheckMeta:
+    """What the grader needs to know about a check besides its code."""
+    name: str
+    points: int
+    hint: str | None
+    title: str
+    misconception: str | None
+
+
+def check(name: str, points: int, hint: str | None = None, title: str = "", misconception: str | None = None):
+    """Mark a pytest test as a scored check (see grader/CHECKS.md)."""
+    assert isinstance(points, int) and points > 0, "points must be a positive int"
+
+    def mark(fn):
+        fn.__infergrade__ = CheckMeta(name, points, hint, title or name.replace("_", " "), misconception)
+        return fn
+
+    return mark
+
+
+class CheckFailure(AssertionError):
+    """A check failed; `misconception` names the known mistake the output shows, if any."""
+
+    def __init__(self, message: str, misconception: str | None = None):
+        super().__init__(message)
+        self.misconception = misconception
+
+
+def fail(message: str, misconception: str | None = None):
+    raise CheckFailure(message, misconception)
+
+
+def type_name(x) -> str:
+    if isinstance(x, Opaque):
+        return x.type_name
+    return "Tensor" if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+def expect_type(value, types, what: str):
+    """Fail unless `value` is one of `types` (bool is not accepted as int)."""
+    types = types if isinstance(types, tuple) else (types,)
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        wanted = " or ".join("Tensor" if t is torch.Tensor else t.__name__ for t in types)
+        fail(f"{what} returned {type_name(value)} {_short(value)}, expected {wanted}")
+    return value
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def diagnose(actual, candidates: dict, close) -> str | None:
+    """The first misconception id whose predicted output `close(actual, predicted)` accepts."""
+    for mid, predicted in (candidates or {}).items():
+        try:
+            if close(actual, predicted):
+                return mid
+        except Exception:  # noqa: BLE001 - a prediction of another shape simply does not match
+            continue
+    return None
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(torch.equal(a, b) or _nan_equal(a, b)))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _nan_equal(a, b) -> bool:
+    return a.is_floating_point() and bool(torch.equal(torch.nan_to_num(a, nan=0.5), torch.nan_to_num(b, nan=0.5))
+                                          and torch.equal(a.isnan(), b.isnan()))
+
+
+def expect_equal(actual, expected, what: str, misconception: str | None = None, misconceptions: dict | None = None):
+    """Exact equality of plain data or tensors (type, shape, dtype, values)."""
+    if _same(actual, expected):
+        return
+    found = misconception or diagnose(actual, misconceptions, _same)
+    fail(f"{what}: expected {_show(expected)}, got {_show(actual)}", found)
+
+
+def _show(x) -> str:
+    if isinstance(x, torch.Tensor):
+        dtype = str(x.dtype).removeprefix("torch.")
+        if x.numel() <= 16:
+            return f"tensor({x.tolist()}, {dtype})"
+        return f"Tensor{list(x.shape)} {dtype}"
+    return _short(x)
+
+
+def expect_close(actual, expected: torch.Tensor, what: str, atol: float, rtol: float, dtype=None,
+                 misconceptions: dict | None = None, misconception: str | None = None):
+    """Compare a tensor result with an expected one within |a - e| <= atol + rtol * |e| (see CHECKS.md)."""
+    expect_type(actual, torch.Tensor, what)
+    if tuple(actual.shape) != tuple(expected.shape):
+        fail(f"{what} returned shape {list(actual.shape)}, expected {list(expected.shape)}")
+    if dtype is not None and actual.dtype != dtype:
+        fail(f"{what} returned dtype {actual.dtype}, expected {dtype}")
+    problem = mismatch(actual, expected, atol, rtol)
+    if problem is None:
+        return
+    predicted = misconception or diagnose(
+        actual, misconceptions, lambda a, p: mismatch(a, p.to(expected.dtype), atol, rtol) is None)
+    fail(f"{what}: {problem}", predicted)
+
+
+def mismatch(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> str | None:
+    """None when close; otherwise a sentence with the worst error, where it is, and the tolerance."""
+    a = actual.detach().to(torch.float64)
+    e = expected.detach().to(torch.float64)
+    if a.shape != e.shape:
+        return f"shape {list(a.shape)} != {list(e.shape)}"
+    for label, mask_fn in (("nan", torch.isnan), ("+inf", lambda t: t == float("inf")),
+                           ("-inf", lambda t: t == float("-inf"))):
+        ma, me = mask_fn(a), mask_fn(e)
+        if not torch.equal(ma, me):
+            idx = tuple(torch.nonzero(ma != me)[0].tolist())
+            return (f"at index {list(idx)} expected {e[idx].item():.6g}, got {a[idx].item():.6g} "
+                    f"({label} where it should{'' if bool(me[idx]) else ' not'} be)")
+    finite = torch.isfinite(e)
+    err = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
+    allowed = atol + rtol * e.abs().where(finite, torch.zeros_like(e))
+    excess = err - allowed
+    if excess.numel() == 0 or excess.max() <= 0:
+        return None
+    idx = tuple(torch.nonzero(excess == excess.max())[0].tolist())
+    return (f"worst error {err[idx].item():.3g} at index {list(idx)}: expected {e[idx].item():.8g}, got "
+            f"{a[idx].item():.8g} (tolerance atol={atol:.3g} + rtol={rtol:.3g}·|expected|; "
+            f"{int((excess > 0).sum())} of {excess.numel()} elements outside it)")
+
+
+def expect_raises(exc_type: type, fn, *args, **kwargs) -> str:
+    """Call `fn` and require it to raise `exc_type` (matched by class name and bases); returns the message."""
+    from grader.sandbox.remote import SubmissionRaised
+
+    try:
+        result = fn(*args, **kwargs)
+    except SubmissionRaised as raised:
+        if exc_type.__name__ in raised.type_names:
+            return raised.message
+        fail(f"{raised.call} raised {raised.type_name}: {raised.message}; expected {exc_type.__name__}")
+    owner = getattr(fn, "owner", None)
+    what = owner.last_call if owner is not None else getattr(fn, "__name__", "the call")
+    fail(f"{what} returned {_short(result)}; expected it to raise {exc_type.__name__}")

@@ -1,0 +1,61 @@
+"""Run the checks of some topics against one submission: pytest in-process, children from one warm zygote."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import hypothesis
+import pytest
+
+from grader import topics as topic_registry
+from grader.engine import goldens
+from grader.engine.plugin import CheckResult, ScorePlugin
+from grader.sandbox import remote
+from grader.sandbox.policy import sandbox_config
+from grader.sandbox.zygote import Zygote
+
+hypothesis.settings.register_profile(
+    "infergrade", database=None, deadline=None, print_blob=False,
+    suppress_health_check=list(hypothesis.HealthCheck))
+hypothesis.settings.load_profile("infergrade")
+
+_zygote: list[Zygote] = []
+
+
+def zygote() -> Zygote:
+    """The process's zygote, started on first use (the CLI starts it before computing anything)."""
+    if not _zygote:
+        _zygote.append(Zygote())
+    return _zygote[0]
+
+
+def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
+               memory_bytes: int = remote.MEMORY_BYTES) -> list[CheckResult]:
+    """Every selected check's result, in file order; a check module that fails to load gives an error result."""
+    files = [f for t in topics for f in topic_registry.check_files(t, hidden)]
+    if not files:
+        return []
+    plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES), hidden, seed,
+                         record_goldens, topic_registry.signature)
+    args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
+            "--rootdir", str(topic_registry.CHECKS_DIR), "-p", "no:cacheprovider", "-p", "no:terminal",
+            "-p", "no:warnings", "--capture=sys"]
+    if record_goldens:
+        for t in topics:
+            goldens.start_recording(t)
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        pytest.main(args, plugins=[plugin])
+    finally:
+        if saved is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+    results = list(plugin.results.values())
+    for nodeid, text in plugin.collection_errors:
+        topic = Path(nodeid.split("::")[0]).parent.name or "grader"
+        results.append(CheckResult(f"{topic}.load_checks", topic, "the checks of this topic load", "public", 0,
+                                   status="error", message=f"grader error: could not load {nodeid}:\n{text}",
+                                   internal_error=True))
+    return results

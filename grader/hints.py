@@ -1,0 +1,32 @@
+"""Hints (three levels per exercise function) and misconception explanations, from grader/hints/<topic>.toml."""
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+
+HINTS_DIR = Path(__file__).resolve().parent / "hints"
+LEVELS = (1, 2, 3)
+
+
+@functools.cache
+def load(topic: str) -> dict:
+    path = HINTS_DIR / f"{topic}.toml"
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def hint(topic: str, function: str, level: int) -> str:
+    """The hint text; KeyError names what is unknown."""
+    functions = load(topic).get("functions", {})
+    if function not in functions:
+        known = ", ".join(sorted(functions)) or "none"
+        raise KeyError(f"no hints for {topic}.{function}; functions with hints: {known}")
+    return functions[function][str(level)].strip()
+
+
+def explain(topic: str, misconception: str) -> str | None:
+    return load(topic).get("misconceptions", {}).get(misconception)
+
+
+def misconception_ids(topic: str) -> list[str]:
+    return sorted(load(topic).get("misconceptions", {}))

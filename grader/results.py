@@ -1,0 +1,138 @@
+"""The results document: built from check results, validated against the schema and its invariants, written."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import jsonschema
+import torch
+
+from grader.engine.plugin import CheckResult
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+
+
+def tool_info() -> dict:
+    try:
+        version = metadata.version("infergrade")
+    except metadata.PackageNotFoundError:
+        version = "0.1.0+source"
+    try:
+        triton = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        triton = None
+    return {"name": "infergrade", "version": version, "python": platform.python_version(),
+            "torch": torch.__version__, "triton": triton, "platform": f"{sys.platform}-{platform.machine()}"}
+
+
+def file_hashes(submission: Path) -> dict[str, str]:
+    if not submission.is_dir():
+        return {}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(submission.glob("*.py"))}
+
+
+def isolation_level(info: dict) -> dict:
+    """Name the isolation the children reached (they report it before any submission code runs)."""
+    ns = all(info.get(k) for k in ("user_namespace", "network_namespace", "pid_namespace"))
+    ll = info.get("landlock_abi", 0) > 0
+    level = "namespaces+landlock" if ns and ll else "namespaces" if ns else "landlock" if ll else "rlimits"
+    return {"level": level, **{k: v for k, v in info.items() if isinstance(v, (bool, int))}}
+
+
+def _check_entry(r: CheckResult) -> dict:
+    skipped = r.status == "skipped"
+    return {"id": r.id, "title": r.title, "score": 0 if skipped else r.score,
+            "max_score": 0 if skipped else r.max_score, "points": r.max_score, "status": r.status,
+            "message": r.message, "misconception": r.misconception if r.status == "failed" else None,
+            "seed": r.seed, "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
+            "internal_error": r.internal_error}
+
+
+def _topic_entry(topic: str, checks: list[CheckResult]) -> dict:
+    entries = [_check_entry(c) for c in checks]
+    imports = [c.message for c in checks if c.status == "error" and "could not import" in c.message]
+    internal = [c for c in checks if c.internal_error]
+    if internal or (imports and len(imports) == len(checks)):
+        status = "error"
+        message = imports[0].splitlines()[0] if imports else f"grader error in {internal[0].id}"
+    else:
+        status = "passed" if all(c.status in ("passed", "skipped") for c in checks) else "failed"
+        message = None
+    return {"id": topic, "score": sum(e["score"] for e in entries), "max_score": sum(e["max_score"] for e in entries),
+            "status": status, "message": message, "duration_s": round(sum(c.duration_s for c in checks), 4),
+            "checks": entries}
+
+
+def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: str, seed: int,
+          started_at: str, duration_s: float, progress: dict | None = None, error: str | None = None) -> dict:
+    by_topic: dict[str, list[CheckResult]] = {t: [] for t in topics}
+    for c in checks:
+        by_topic.setdefault(c.topic, []).append(c)
+    topic_entries = [_topic_entry(t, cs) for t, cs in by_topic.items()]
+    isolation = next((c.isolation for c in checks if c.isolation), {})
+    doc = {
+        "schema_version": "1.0", "status": "error" if error else "completed", "error": error,
+        "score": sum(t["score"] for t in topic_entries), "max_score": sum(t["max_score"] for t in topic_entries),
+        "seed": seed, "mode": mode,
+        "submission": {"path": str(submission), "files": file_hashes(submission)},
+        "tool": tool_info(), "isolation": isolation_level(isolation), "started_at": started_at,
+        "duration_s": round(duration_s, 4), "topics": topic_entries,
+    }
+    if progress is not None:
+        doc["progress"] = progress
+    return doc
+
+
+def problems(doc: dict) -> list[str]:
+    """Schema errors and broken invariants (totals add up, 0 <= score <= max, statuses agree with scores)."""
+    found = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(doc)]
+    if found:
+        return found
+
+    def bad_points(where, score, max_score):
+        if not (math.isfinite(score) and math.isfinite(max_score) and 0 <= score <= max_score):
+            found.append(f"{where}: score {score} outside [0, {max_score}]")
+
+    bad_points("results", doc["score"], doc["max_score"])
+    if doc["score"] != sum(t["score"] for t in doc["topics"]) or \
+            doc["max_score"] != sum(t["max_score"] for t in doc["topics"]):
+        found.append("results: totals do not add up over topics")
+    for t in doc["topics"]:
+        bad_points(t["id"], t["score"], t["max_score"])
+        if t["score"] != sum(c["score"] for c in t["checks"]) or \
+                t["max_score"] != sum(c["max_score"] for c in t["checks"]):
+            found.append(f"{t['id']}: totals do not add up over checks")
+        for c in t["checks"]:
+            bad_points(c["id"], c["score"], c["max_score"])
+            full = c["score"] == c["max_score"]
+            if (c["status"] == "passed") != (full and c["status"] != "skipped") and c["max_score"] > 0:
+                found.append(f"{c['id']}: status {c['status']} disagrees with score {c['score']}/{c['max_score']}")
+            if c["status"] != "passed" and c["score"] != 0:
+                found.append(f"{c['id']}: status {c['status']} with a non-zero score")
+    return found
+
+
+def error_document(error: str, topics: list[str], submission: Path, mode: str, seed: int, started_at: str,
+                   duration_s: float) -> dict:
+    """The results of a run that could not complete: an error status, never a silent score."""
+    return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {
+        "topics": [{"id": t, "score": 0, "max_score": 0, "status": "error", "message": error, "duration_s": 0.0,
+                    "checks": []} for t in topics]}
+
+
+def checked(doc: dict) -> dict:
+    """`doc` if it is valid, else an error document saying why (a broken document never goes out)."""
+    found = problems(doc)
+    if found:
+        doc = error_document("internal error: the results failed validation: " + "; ".join(found[:5]),
+                             [t["id"] for t in doc.get("topics", [])], Path(doc["submission"]["path"]),
+                             doc["mode"], doc["seed"], doc["started_at"], doc["duration_s"])
+        assert not problems(doc), problems(doc)
+    return doc

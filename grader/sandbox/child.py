@@ -1,0 +1,178 @@
+"""The sandboxed child: imports one submission module and serves the grader's calls on a socket.
+
+Requests arrive pickled from the trusted grader; replies go back through the allowlisting codec.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+import torch
+
+from grader.sandbox import codec, isolation
+
+BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
+
+
+class ForbiddenCall(RuntimeError):
+    """Raised in place of a library call that an exercise must not use."""
+
+
+class _ImportBlocker(importlib.abc.MetaPathFinder):
+    """Refuse the grader's hidden packages to submissions."""
+
+    def find_spec(self, name, path=None, target=None):
+        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+            raise ImportError(f"submissions may not import {name!r}")
+        return None
+
+
+def send(sock: socket.socket, payload: bytes) -> None:
+    sock.sendall(struct.pack("<Q", len(payload)) + payload)
+
+
+def recv(sock: socket.socket, limit: int = codec.MAX_MESSAGE_BYTES) -> bytes | None:
+    """One length-prefixed frame, or None at end of stream."""
+    head = _recv_exact(sock, 8)
+    if head is None:
+        return None
+    (n,) = struct.unpack("<Q", head)
+    if n > limit:
+        raise codec.DecodeError("message too large")
+    return _recv_exact(sock, n)
+
+
+def _recv_exact(sock, n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def describe_exception(exc: BaseException, submission_dir: str) -> dict:
+    """Type, bases and message of an exception, with the traceback cut to the submission's own frames."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.realpath(f.filename).startswith(submission_dir)]
+    where = "".join(traceback.format_list(frames[-4:]))
+    message = str(exc)
+    if isinstance(exc, SystemExit):
+        message = f"the submission called sys.exit({exc.code!r})"
+    return {"type": type(exc).__qualname__, "types": [c.__name__ for c in type(exc).__mro__],
+            "message": message[:2000], "where": where[-2000:]}
+
+
+def forbid(dotted: str) -> None:
+    """Replace module attribute `dotted` with a function that raises ForbiddenCall."""
+    module_name, _, attr = dotted.rpartition(".")
+    module = importlib.import_module(module_name)
+
+    def forbidden(*args, **kwargs):
+        raise ForbiddenCall(f"{dotted} may not be used in this exercise")
+
+    setattr(module, attr, forbidden)
+
+
+def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
+    """Isolate, import the submission, then answer requests until the grader closes the socket."""
+    tmp = config["tmpdir"]
+    out = os.open(os.path.join(tmp, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    isolation.scrub_environment(tmp, config.get("env", {}))
+    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, "/dev/null"], config["hidden"])
+    limits = isolation.apply_rlimits(config["memory_bytes"], config["output_bytes"])
+    torch.set_num_threads(1)  # see zygote.py: no OpenMP pool after a fork
+    sys.dont_write_bytecode = True
+    sys.meta_path.insert(0, _ImportBlocker())
+    for name in [m for m in sys.modules if any(m == b or m.startswith(b + ".") for b in BLOCKED_IMPORTS)]:
+        del sys.modules[name]
+    info = {**namespaces, "landlock_abi": landlock, **limits}
+
+    submission_dir = os.path.realpath(config["submission_dir"])
+    try:
+        for dotted in config.get("forbidden", ()):
+            forbid(dotted)
+        module = _import_submission(submission_dir, config["topic"])
+    except BaseException as exc:  # noqa: BLE001 - anything the import does is reported, not raised
+        send(sock, codec.encode(("import_error", describe_exception(exc, submission_dir))))
+        return
+    send(sock, codec.encode(("ready", info)))
+
+    objects: dict[int, object] = {}
+
+    def register(obj, always=False):
+        if always or type(obj).__module__ == module.__name__:
+            objects[id(obj)] = obj
+            return id(obj)
+        return None
+
+    def resolve(x):
+        if isinstance(x, codec.Handle):
+            return objects[x.ref]
+        if isinstance(x, (list, tuple)):
+            return type(x)(resolve(e) for e in x)
+        if isinstance(x, dict):
+            return {k: resolve(v) for k, v in x.items()}
+        return x
+
+    while True:
+        frame = recv(sock)
+        if frame is None:
+            return
+        kind, target, name, args, kwargs = pickle.loads(frame)
+        always = kind in ("make", "attr")
+        try:
+            value = _dispatch(module, objects, kind, target, name, resolve(args), resolve(kwargs))
+            reply = ("ok", value)
+        except BaseException as exc:  # noqa: BLE001 - the submission's exceptions are results
+            reply = ("raised", describe_exception(exc, submission_dir))
+            always = False
+        sys.stdout.flush()
+        sys.stderr.flush()
+        try:
+            payload = codec.encode(reply, lambda o: register(o, always))
+        except BaseException as exc:  # noqa: BLE001
+            payload = codec.encode(("raised", {"type": "EncodeError", "types": ["EncodeError"],
+                                               "message": f"the result could not be sent: {exc}", "where": ""}))
+        send(sock, payload)
+
+
+def _dispatch(module, objects, kind, target, name, args, kwargs):
+    if kind == "call":
+        fn = getattr(module, name)
+        return fn(*args, **kwargs)
+    if kind == "method":
+        return getattr(objects[target], name)(*args, **kwargs)
+    if kind == "getattr":
+        return getattr(objects[target], name)
+    if kind == "attr":
+        return getattr(module, name)
+    if kind == "make":
+        return target(*args, **kwargs)
+    raise ValueError(f"unknown request {kind!r}")
+
+
+def _import_submission(submission_dir: str, topic: str):
+    path = os.path.join(submission_dir, f"{topic}.py")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{topic}.py is missing from the submission folder")
+    sys.path.insert(0, submission_dir)
+    spec = importlib.util.spec_from_file_location(topic, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[topic] = module
+    spec.loader.exec_module(module)
+    return module
+

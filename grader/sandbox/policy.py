@@ -1,0 +1,35 @@
+"""What a child may read and how much it may use: the sandbox settings of one grading run."""
+from __future__ import annotations
+
+import os
+import site
+import sys
+from pathlib import Path
+
+import torch
+
+import grader
+
+REPO = Path(grader.__file__).resolve().parent.parent
+SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt"]
+
+
+def hidden_paths(submission_dir: Path) -> list[str]:
+    """The grader's own material: unreadable to the child unless it is the submission being graded."""
+    import reference
+    import solutions
+
+    paths = {Path(grader.__file__).parent, Path(reference.__file__).parent, Path(solutions.__file__).parent,
+             REPO / "tests"}
+    sub = submission_dir.resolve()
+    return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
+
+
+def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -> dict:
+    """The per-run part of a child's configuration (the topic is added per check)."""
+    roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
+                            *[p for p in sys.path if p and os.path.isdir(p)], str(submission_dir)]
+    env = {} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"}
+    return {"read_roots": sorted(set(roots)), "hidden": hidden_paths(submission_dir),
+            "memory_bytes": memory_bytes, "output_bytes": output_bytes,
+            "submission_dir": str(submission_dir.resolve()), "env": env}

@@ -1,0 +1,335 @@
+"""The grader's side of a child: spawning, timed requests, crash reports, and the `sub` proxy checks use."""
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import shutil
+import signal
+import socket
+import tempfile
+import time
+
+import torch
+
+from grader.sandbox import child as wire
+from grader.sandbox import codec
+from grader.sandbox.isolation import vm_size_bytes
+from grader.sandbox.zygote import Zygote
+
+DEFAULT_CALL_TIMEOUT = 10.0
+IMPORT_TIMEOUT = 30.0
+MEMORY_BYTES = 3 * 2**30
+OUTPUT_BYTES = 1 * 2**20
+
+
+class SubmissionRaised(Exception):
+    """The submission raised an exception during a call."""
+
+    def __init__(self, call: str, info: dict):
+        self.call = call
+        self.type_name = info["type"]
+        self.type_names = list(info["types"])
+        self.message = info["message"]
+        self.where = info.get("where", "")
+        super().__init__(f"{call} raised {self.type_name}: {self.message}")
+
+
+class NotImplementedYet(BaseException):
+    """The submission still raises NotImplementedError: the check stops at once (no shrinking, no retries)."""
+
+    def __init__(self, call: str, message: str):
+        self.call = call
+        super().__init__(f"{call} is not implemented yet (it raises NotImplementedError: {message})")
+
+
+class ChildFailure(BaseException):
+    """The child crashed, hung or could not import the submission; `status` is 'error' or 'timeout'.
+
+    A BaseException so that neither a check nor hypothesis can catch it and carry on.
+    """
+
+    def __init__(self, status: str, message: str):
+        self.status = status
+        super().__init__(message)
+
+
+def describe_status(status: int) -> str:
+    """Say in words how a child process ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGSEGV:
+            return "crashed with a segmentation fault (SIGSEGV)"
+        if sig == signal.SIGKILL:
+            return "was killed (SIGKILL), most likely for running out of memory"
+        return f"was killed by signal {name}"
+    code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else status
+    return f"exited with code {code} (os._exit or a crash)"
+
+
+class Child:
+    """One sandboxed child process serving one submission module."""
+
+    def __init__(self, zygote: Zygote, config: dict):
+        self.zygote = zygote
+        self.tmpdir = tempfile.mkdtemp(prefix="infergrade-child-")
+        os.chmod(self.tmpdir, 0o700)
+        self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
+        self.inner_pid = self._inner_pid()
+        self.closed = False
+        self.info = {}
+        reply = self._receive(IMPORT_TIMEOUT, f"importing {config['topic']}.py")
+        if reply[0] == "import_error":
+            info = reply[1]
+            where = f"\n{info['where']}" if info.get("where") else ""
+            self.close()
+            raise ChildFailure("error", f"could not import {config['topic']}.py: {info['type']}: "
+                                        f"{info['message']}{where}")
+        if reply[0] != "ready":
+            self.close()
+            raise ChildFailure("error", "the child sent an unexpected first message")
+        self.info = reply[1] if isinstance(reply[1], dict) else {}
+
+    def _inner_pid(self) -> int:
+        """The process that runs the submission: the middle process's only child when a PID namespace is used."""
+        path = f"/proc/{self.pid}/task/{self.pid}/children"
+        for _ in range(200):
+            try:
+                with open(path) as f:
+                    pids = f.read().split()
+            except OSError:
+                return self.pid
+            if pids:
+                return int(pids[0])
+            time.sleep(0.0005)
+        return self.pid
+
+    def request(self, message: tuple, timeout: float, what: str):
+        """Send one request and wait for the reply: ('ok', value) or ('raised', info)."""
+        try:
+            wire.send(self.sock, pickle.dumps(message))
+        except OSError:
+            pass  # the child is gone; _receive reports how it ended
+        return self._receive(timeout, what)
+
+    def _receive(self, timeout: float, what: str):
+        self.sock.settimeout(timeout)
+        try:
+            frame = wire.recv(self.sock)
+        except (socket.timeout, TimeoutError):
+            self.close()
+            raise ChildFailure("timeout", f"{what} did not finish within {timeout:g} s (an endless loop?)") from None
+        except (OSError, codec.DecodeError) as exc:
+            self.close()
+            raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
+        if frame is None:
+            status = self.close()
+            tail = self.output_tail
+            raise ChildFailure("error", f"the submission process {describe_status(status)} during {what}"
+                               + (f"\nlast output:\n{tail}" if tail else ""))
+        try:
+            reply = codec.decode(frame)
+        except codec.DecodeError as exc:
+            self.close()
+            raise ChildFailure("error", f"{what} sent back a malformed result ({exc})") from None
+        if not (isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)):
+            self.close()
+            raise ChildFailure("error", f"{what} sent back a malformed reply")
+        return reply
+
+    def peak_rss_reset(self) -> None:
+        try:
+            with open(f"/proc/{self.inner_pid}/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+
+    def peak_rss(self) -> int | None:
+        try:
+            with open(f"/proc/{self.inner_pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            return None
+        return None
+
+    def limit_memory(self, extra_bytes: int) -> None:
+        cap = vm_size_bytes(self.inner_pid) + extra_bytes
+        try:
+            resource.prlimit(self.inner_pid, resource.RLIMIT_AS, (cap, cap))
+        except (OSError, ValueError):
+            pass
+
+    @property
+    def output_tail(self) -> str:
+        try:
+            with open(os.path.join(self.tmpdir, "output.txt"), "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - 1500))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        if size >= OUTPUT_BYTES:
+            text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
+        return text
+
+    def close(self) -> int:
+        """End the child and everything it started; returns its wait status."""
+        if self.closed:
+            return self.status
+        self.closed = True
+        self.sock.close()
+        self.status = self.zygote.reap(self.pid)
+        return self.status
+
+    def cleanup(self) -> None:
+        self.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _brief(x, depth=0) -> str:
+    """A short text for a value in a call description."""
+    if isinstance(x, torch.Tensor):
+        dtype = str(x.dtype).removeprefix("torch.")
+        if x.numel() <= 8 and x.dim() <= 2:
+            return f"tensor({x.tolist()}, {dtype})"
+        return f"Tensor{list(x.shape)} {dtype}"
+    if isinstance(x, Remote):
+        return f"<{x._handle.type_name}>"
+    if isinstance(x, (list, tuple)) and depth < 2:
+        inner = ", ".join(_brief(e, depth + 1) for e in x[:6]) + (", ..." if len(x) > 6 else "")
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    if isinstance(x, dict) and depth < 2:
+        items = list(x.items())
+        inner = ", ".join(f"{k!r}: {_brief(v, depth + 1)}" for k, v in items[:6])
+        return "{" + inner + (", ..." if len(items) > 6 else "") + "}"
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_call(name: str, args: tuple, kwargs: dict) -> str:
+    parts = [_brief(a) for a in args] + [f"{k}={_brief(v)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+class RemoteCallable:
+    """A function or method of the submission; calling it runs it in the child."""
+
+    def __init__(self, owner: "Submission", name: str, head: tuple):
+        self.owner, self.__name__, self._head = owner, name, head
+
+    def __call__(self, *args, **kwargs):
+        return self.owner._request((*self._head, args, kwargs), self.__name__, args, kwargs)
+
+
+class Remote:
+    """A handle on an object living in the child; attribute access gives methods that run there."""
+
+    def __init__(self, sub: "Submission", handle: codec.Handle):
+        self._sub = sub
+        self._handle = handle
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return RemoteCallable(self._sub, f"{self._handle.type_name.rpartition('.')[2]}.{name}",
+                              ("method", self._handle.ref, name))
+
+    def get(self, name: str):
+        """Read attribute `name` of the child's object."""
+        return self._sub._request(("getattr", self._handle.ref, name, (), {}),
+                                  f"{self._handle.type_name}.{name}", None, None)
+
+    def __reduce__(self):
+        return (codec.Handle, (self._handle.ref, self._handle.type_name))
+
+    def __repr__(self) -> str:
+        return f"<remote {self._handle.type_name}>"
+
+
+class Submission:
+    """The `sub` fixture: one topic module of the submission, served by a fresh child per check."""
+
+    def __init__(self, zygote: Zygote, config: dict, signature_of=None):
+        self._zygote = zygote
+        self._config = config
+        self._child: Child | None = None
+        self._failure: ChildFailure | None = None
+        self._signature_of = signature_of or (lambda name: None)
+        self._timeout = DEFAULT_CALL_TIMEOUT
+        self.last_call = ""
+        self.peak_rss_bytes: int | None = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return RemoteCallable(self, name, ("call", None, name))
+
+    def make(self, factory, *args, **kwargs) -> Remote:
+        """Run `factory(*args, **kwargs)` in the child and return a handle on what it built."""
+        return self._request(("make", factory, "", args, kwargs), factory.__name__, args, kwargs)
+
+    def handle(self, name: str) -> Remote:
+        """A handle on the submission's module attribute `name`."""
+        return self._request(("attr", None, name, (), {}), name, None, None)
+
+    def set_timeout(self, seconds: float) -> None:
+        self._timeout = float(seconds)
+
+    def set_memory_limit(self, extra_bytes: int) -> None:
+        self._ensure().limit_memory(extra_bytes)
+
+    @property
+    def isolation(self) -> dict:
+        return self._child.info if self._child else {}
+
+    def _ensure(self) -> Child:
+        if self._failure is not None:
+            raise self._failure
+        if self._child is None:
+            try:
+                self._child = Child(self._zygote, self._config)
+            except ChildFailure as failure:
+                self._failure = failure
+                raise
+        return self._child
+
+    def _request(self, message: tuple, name: str, args, kwargs):
+        what = describe_call(name, args, kwargs) if args is not None else name
+        self.last_call = what
+        child = self._ensure()
+        child.peak_rss_reset()
+        try:
+            kind, value = child.request(message, self._timeout, what)
+        except ChildFailure as failure:
+            self._failure = failure
+            raise
+        self.peak_rss_bytes = child.peak_rss()
+        if kind == "raised":
+            if value["type"] == "NotImplementedError":
+                raise NotImplementedYet(what, value["message"])
+            raised = SubmissionRaised(what, value)
+            signature = self._signature_of(name)
+            if value["type"] == "TypeError" and signature and "argument" in value["message"]:
+                raised.message += f" (the contract's signature is {signature})"
+                raised.args = (f"{what} raised TypeError: {raised.message}",)
+            raise raised
+        return self._wrap(value)
+
+    def _wrap(self, value):
+        if isinstance(value, codec.Handle):
+            return Remote(self, value)
+        if isinstance(value, list):
+            return [self._wrap(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self._wrap(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._wrap(v) for k, v in value.items()}
+        return value
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.cleanup()

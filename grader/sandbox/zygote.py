@@ -1,0 +1,120 @@
+"""A warm zygote with torch and numpy imported that forks one sandboxed child per check.
+
+Children start in milliseconds with everything imported. An OpenMP thread pool does not survive a fork (a child
+entering a parallel region hangs), and the grader may have started one before the zygote was forked, so
+children compute on one thread. A child's socket is passed to the grader
+with SCM_RIGHTS; the zygote also reaps children and reports how they ended.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import signal
+import socket
+import struct
+
+from grader.sandbox import child, isolation
+
+
+class Zygote:
+    """The grader's handle on the zygote process."""
+
+    def __init__(self, namespaces: bool = True):
+        import grader.toys  # noqa: F401 - children unpickle toys without reading grader files
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            try:
+                _zygote_main(theirs, namespaces)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self.pid, self.sock = pid, ours
+
+    def spawn(self, config: dict) -> tuple[int, socket.socket]:
+        """Fork a child that serves `config`; returns its pid (its process group) and the grader's socket."""
+        child.send(self.sock, pickle.dumps(("spawn", config)))
+        msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+        (pid,) = struct.unpack("<q", msg)
+        return pid, socket.socket(fileno=fds[0])
+
+    def reap(self, pid: int) -> int:
+        """Kill the child's whole process group and return its wait status."""
+        child.send(self.sock, pickle.dumps(("reap", pid)))
+        (status,) = struct.unpack("<q", child.recv(self.sock))
+        return status
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
+    isolation.die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        frame = child.recv(sock)
+        if frame is None:
+            return
+        kind, arg = pickle.loads(frame)
+        if kind == "spawn":
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                ours.close()
+                _child_main(theirs, arg, namespaces)
+            theirs.close()
+            socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
+            ours.close()
+        elif kind == "reap":
+            try:
+                os.killpg(arg, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            _, status = os.waitpid(arg, 0)
+            child.send(sock, struct.pack("<q", status))
+
+
+def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
+    """Become a session leader, enter new namespaces, and serve from an inner child that is PID 1 there."""
+    code = 0
+    try:
+        os.setsid()
+        isolation.die_with_parent()
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 4096)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        ns = isolation.enter_namespaces() if namespaces else {
+            "user_namespace": False, "network_namespace": False, "pid_namespace": False}
+        if ns["pid_namespace"]:
+            inner = os.fork()
+            if inner:
+                sock.close()
+                _, status = os.waitpid(inner, 0)
+                _mirror(status)
+            isolation.die_with_parent()
+        child.serve(sock, config, ns)
+    except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _mirror(status: int) -> None:
+    """End this process the way the inner child ended, so the zygote sees the same status."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)

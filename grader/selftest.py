@@ -1,0 +1,80 @@
+"""Prove the checks: solutions score full marks, stubs score zero, every mutant loses points with its own id."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import exercises
+import solutions
+from grader import hints
+from grader.grading import grade
+
+MUTANTS_DIR = Path(__file__).resolve().parent.parent / "tests" / "mutants"
+SOLUTIONS_DIR = Path(solutions.__file__).resolve().parent
+EXERCISES_DIR = Path(exercises.__file__).resolve().parent
+SELFTEST_SEED = 20261129
+
+
+@dataclass
+class Verdict:
+    """One line of the self-test: what was graded, what it scored, and whether that is what it should score."""
+    topic: str
+    subject: str
+    score: float
+    max_score: float
+    ok: bool
+    detail: str
+
+
+def mutants(topic: str) -> list[Path]:
+    return sorted((MUTANTS_DIR / topic).glob("*.py"))
+
+
+def mutant_submission(topic: str, mutant: Path, into: Path) -> Path:
+    """A submission folder holding the solution of `topic` with the mutant's definitions appended."""
+    into.mkdir(parents=True, exist_ok=True)
+    source = (SOLUTIONS_DIR / f"{topic}.py").read_text()
+    (into / f"{topic}.py").write_text(f"{source}\n\n# --- mutant {mutant.stem} ---\n{mutant.read_text()}")
+    return into
+
+
+def _topic_score(doc: dict, topic: str) -> tuple[float, float]:
+    entry = next(t for t in doc["topics"] if t["id"] == topic)
+    return entry["score"], entry["max_score"]
+
+
+def check_topic(topic: str, seed: int = SELFTEST_SEED) -> list[Verdict]:
+    verdicts = []
+    doc = grade(SOLUTIONS_DIR, [topic], hidden=True, seed=seed, with_progress=False)
+    score, top = _topic_score(doc, topic)
+    bad = [f"{c['id']}: {c['status']}: {c['message'][:300]}" for t in doc["topics"] for c in t["checks"]
+           if c["status"] not in ("passed", "skipped")]
+    verdicts.append(Verdict(topic, "solutions", score, top, score == top and top > 0 and not bad,
+                            "; ".join(bad) or "full marks"))
+
+    doc = grade(EXERCISES_DIR, [topic], hidden=True, seed=seed, with_progress=False)
+    score, top = _topic_score(doc, topic)
+    passing = [c["id"] for t in doc["topics"] for c in t["checks"] if c["status"] == "passed"]
+    verdicts.append(Verdict(topic, "exercises (stubs)", score, top, score == 0,
+                            "zero" if score == 0 else f"stubs pass {', '.join(passing)}"))
+
+    known = set(hints.misconception_ids(topic))
+    found = {m.stem for m in mutants(topic)}
+    for missing in sorted(known - found):
+        verdicts.append(Verdict(topic, f"mutant {missing}", 0, 0, False, "no mutant for this misconception id"))
+    for mutant in mutants(topic):
+        tmp = Path(tempfile.mkdtemp(prefix=f"infergrade-mutant-{mutant.stem}-"))
+        try:
+            doc = grade(mutant_submission(topic, mutant, tmp), [topic], hidden=True, seed=seed,
+                        with_progress=False)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        score, top = _topic_score(doc, topic)
+        tagged = [c["id"] for t in doc["topics"] for c in t["checks"] if c["misconception"] == mutant.stem]
+        ok = score < top and bool(tagged) and mutant.stem in known
+        detail = (f"caught by {', '.join(tagged)}" if tagged else "no failed check reports this id") + \
+            ("" if mutant.stem in known else f"; {mutant.stem} is not a misconception id of {topic}")
+        verdicts.append(Verdict(topic, f"mutant {mutant.stem}", score, top, ok, detail))
+    return verdicts

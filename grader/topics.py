@@ -1,0 +1,56 @@
+"""The topics: a topic is a folder of checks under grader/checks; its API is read from the stub in exercises/."""
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import exercises
+
+CHECKS_DIR = Path(__file__).resolve().parent / "checks"
+EXERCISES_DIR = Path(exercises.__file__).resolve().parent
+
+ORDER = ["sampling", "decoding", "kv_cache", "paged_kv", "flash_attention", "speculative", "timeline",
+         "prompt_cache", "serving", "latency", "reasoning"]
+
+
+def all_topics() -> list[str]:
+    """Topics that have checks, in the contract's order."""
+    found = {p.parent.name for p in CHECKS_DIR.glob("*/test_public.py")}
+    return sorted(found, key=lambda t: (ORDER.index(t) if t in ORDER else len(ORDER), t))
+
+
+def check_files(topic: str, hidden: bool) -> list[Path]:
+    names = ["test_public.py"] + (["test_hidden.py"] if hidden else [])
+    return [CHECKS_DIR / topic / n for n in names if (CHECKS_DIR / topic / n).exists()]
+
+
+@functools.cache
+def api(topic: str) -> dict[str, tuple[str, str]]:
+    """Public functions, classes and methods of the topic's stub: name -> (signature, first docstring line)."""
+    path = EXERCISES_DIR / f"{topic}.py"
+    if not path.exists():
+        return {}
+    tree = ast.parse(path.read_text())
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            out[node.name] = (f"{node.name}({ast.unparse(node.args)})", _first_line(node))
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            out[node.name] = (f"class {node.name}", _first_line(node))
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and (not item.name.startswith("_") or item.name == "__init__"):
+                    args = ast.unparse(item.args).removeprefix("self, ").removeprefix("self")
+                    shown = node.name if item.name == "__init__" else f"{node.name}.{item.name}"
+                    out[shown] = (f"{shown}({args})", _first_line(item))
+    return out
+
+
+def _first_line(node) -> str:
+    doc = ast.get_docstring(node) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def signature(topic: str, name: str) -> str | None:
+    entry = api(topic).get(name)
+    return entry[0] if entry else None

@@ -1,0 +1,12 @@
+"""Objects the grader builds inside the sandboxed child (toy models, seeded generators).
+
+The sandbox imports this package before it forks, so a child never reads grader files from disk.
+"""
+import torch
+
+from grader.toys import paged_kv  # noqa: F401
+
+
+def generator(seed: int) -> torch.Generator:
+    """A CPU torch.Generator seeded with `seed`."""
+    return torch.Generator().manual_seed(seed)
