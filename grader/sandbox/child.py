@@ -89,6 +89,8 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # the grader's own stream objects may wrap closed fds
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     isolation.scrub_environment(tmp, config.get("env", {}))
@@ -140,14 +142,21 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
         except BaseException as exc:  # noqa: BLE001 - the submission's exceptions are results
             reply = ("raised", describe_exception(exc, submission_dir))
             always = False
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_quietly()
         try:
             payload = codec.encode(reply, lambda o: register(o, always))
         except BaseException as exc:  # noqa: BLE001
             payload = codec.encode(("raised", {"type": "EncodeError", "types": ["EncodeError"],
                                                "message": f"the result could not be sent: {exc}", "where": ""}))
         send(sock, payload)
+
+
+def _flush_quietly() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # output over its limit, or a stream the submission closed
 
 
 def _dispatch(module, objects, kind, target, name, args, kwargs):

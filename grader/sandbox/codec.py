@@ -120,7 +120,7 @@ def decode(data: bytes):
                 raise DecodeError("truncated tensor data")
             blobs.append(data[pos:pos + size])
             pos += size
-    except (struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (struct.error, json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DecodeError(f"malformed message: {exc}") from None
     return _build(tree, blobs, 0)
 
@@ -134,7 +134,10 @@ def _build(node, blobs, depth):
     if tag == "s" and len(args) == 1 and isinstance(args[0], str):
         return args[0]
     if tag == "i" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) <= 4300:
-        return int(args[0])
+        try:
+            return int(args[0])
+        except ValueError:
+            raise DecodeError("malformed int") from None
     if tag == "f" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) <= 40:
         try:
             return float(args[0])

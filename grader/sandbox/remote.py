@@ -124,7 +124,7 @@ class Child:
             self.close()
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
         if frame is None:
-            status = self.close()
+            status = self.close(grace=1.0)
             tail = self.output_tail
             raise ChildFailure("error", f"the submission process {describe_status(status)} during {what}"
                                + (f"\nlast output:\n{tail}" if tail else ""))
@@ -163,12 +163,19 @@ class Child:
             pass
 
     @property
+    def output_full(self) -> bool:
+        try:
+            return os.path.getsize(os.path.join(self.tmpdir, "output.txt")) >= OUTPUT_BYTES
+        except OSError:
+            return False
+
+    @property
     def output_tail(self) -> str:
         try:
             with open(os.path.join(self.tmpdir, "output.txt"), "rb") as f:
                 f.seek(0, os.SEEK_END)
                 size = f.tell()
-                f.seek(max(0, size - 1500))
+                f.seek(max(0, size - 600))
                 text = f.read().decode("utf-8", "replace")
         except OSError:
             return ""
@@ -176,13 +183,13 @@ class Child:
             text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
         return text
 
-    def close(self) -> int:
+    def close(self, grace: float = 0.0) -> int:
         """End the child and everything it started; returns its wait status."""
         if self.closed:
             return self.status
         self.closed = True
         self.sock.close()
-        self.status = self.zygote.reap(self.pid)
+        self.status = self.zygote.reap(self.pid, grace)
         return self.status
 
     def cleanup(self) -> None:
@@ -311,6 +318,9 @@ class Submission:
         if kind == "raised":
             if value["type"] == "NotImplementedError":
                 raise NotImplementedYet(what, value["message"])
+            if child.output_full:
+                value = {**value, "message": f"{value['message']} — the submission printed more than the "
+                                             f"{OUTPUT_BYTES // 2**20} MiB of output allowed"}
             raised = SubmissionRaised(what, value)
             signature = self._signature_of(name)
             if value["type"] == "TypeError" and signature and "argument" in value["message"]:

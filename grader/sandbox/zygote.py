@@ -13,6 +13,7 @@ import resource
 import signal
 import socket
 import struct
+import time
 
 from grader.sandbox import child, isolation
 
@@ -41,9 +42,12 @@ class Zygote:
         (pid,) = struct.unpack("<q", msg)
         return pid, socket.socket(fileno=fds[0])
 
-    def reap(self, pid: int) -> int:
-        """Kill the child's whole process group and return its wait status."""
-        child.send(self.sock, pickle.dumps(("reap", pid)))
+    def reap(self, pid: int, grace: float = 0.0) -> int:
+        """Kill the child's whole process group and return its wait status.
+
+        `grace` seconds are given to a child that is already ending, so that its own status is reported.
+        """
+        child.send(self.sock, pickle.dumps(("reap", (pid, grace))))
         (status,) = struct.unpack("<q", child.recv(self.sock))
         return status
 
@@ -74,11 +78,18 @@ def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
             ours.close()
         elif kind == "reap":
+            pid, grace = arg
+            deadline = time.monotonic() + grace
+            done, status = os.waitpid(pid, os.WNOHANG)
+            while not done and time.monotonic() < deadline:
+                time.sleep(0.002)
+                done, status = os.waitpid(pid, os.WNOHANG)
             try:
-                os.killpg(arg, signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            _, status = os.waitpid(arg, 0)
+            if not done:
+                _, status = os.waitpid(pid, 0)
             child.send(sock, struct.pack("<q", status))
 
 

@@ -1,0 +1,231 @@
+"""Containment: whatever a submission does costs only the call it happened in, and cannot reach the grader."""
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.engine.runner import zygote
+from grader.sandbox.policy import REPO, sandbox_config
+from grader.sandbox.remote import ChildFailure, NotImplementedYet, Submission, SubmissionRaised
+
+MODULE = textwrap.dedent('''
+    import os, sys, time, socket, subprocess
+    import torch
+
+    def add(a, b):
+        return a + b
+
+    def segfault():
+        import ctypes
+        ctypes.string_at(0)
+
+    def exit_3():
+        sys.exit(3)
+
+    def hard_exit():
+        os._exit(4)
+
+    def hang():
+        while True:
+            pass
+
+    def sleep_forever():
+        time.sleep(1000)
+
+    def flood():
+        while True:
+            print("x" * 10000)
+
+    def read(path):
+        with open(path) as f:
+            return f.read(20)
+
+    def write(path):
+        with open(path, "w") as f:
+            f.write("forged")
+
+    def connect():
+        socket.create_connection(("127.0.0.1", 22), timeout=2)
+
+    def environment():
+        return dict(os.environ)
+
+    def numpy_array():
+        import numpy
+        return numpy.zeros(3)
+
+    def allocate(n):
+        return torch.empty(n, dtype=torch.uint8).fill_(1).sum().item()
+
+    def todo():
+        raise NotImplementedError("TODO: write me")
+
+    def import_reference():
+        import reference.sampling
+
+    def spawn_sleeper(tag):
+        subprocess.Popen(["sleep", tag])
+        return True
+
+    def forge_reply():
+        import pickle, struct
+        from grader.sandbox import child
+        class Evil:
+            def __reduce__(self):
+                return (os.system, ("touch /tmp/infergrade-pwned",))
+        import gc
+        sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0][0]
+        child.send(sock, pickle.dumps(("ok", Evil())))
+        time.sleep(5)
+
+    class Counter:
+        def __init__(self, start):
+            self.n = start
+        def bump(self):
+            self.n += 1
+            return self.n
+''')
+
+
+@pytest.fixture
+def sub(tmp_path):
+    (tmp_path / "demo.py").write_text(MODULE)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    s = Submission(zygote(), config)
+    s.set_timeout(3)
+    yield s
+    s.close()
+
+
+def test_calls_return_decoded_values(sub):
+    assert torch.equal(sub.add(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+    assert sub.add("a", "b") == "ab"
+
+
+def test_instances_live_in_the_child_behind_handles(sub):
+    counter = sub.Counter(5)
+    assert counter.bump() == 6 and counter.bump() == 7 and counter.get("n") == 7
+
+
+@pytest.mark.parametrize("fn,status,words", [
+    ("segfault", "error", "segmentation fault"),
+    ("hard_exit", "error", "exited with code 4"),
+    ("hang", "timeout", "did not finish within 3 s"),
+    ("sleep_forever", "timeout", "did not finish"),
+])
+def test_crashes_and_hangs_cost_only_the_call(sub, fn, status, words):
+    with pytest.raises(ChildFailure) as failure:
+        getattr(sub, fn)()
+    assert failure.value.status == status and words in str(failure.value)
+    with pytest.raises(ChildFailure):  # the same check cannot carry on with a dead child
+        sub.add(1, 2)
+
+
+def test_the_next_check_gets_a_fresh_child(sub, tmp_path):
+    with pytest.raises(ChildFailure):
+        sub.hard_exit()
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    fresh = Submission(zygote(), config)
+    assert fresh.add(2, 3) == 5
+    fresh.close()
+
+
+def test_sys_exit_is_reported_as_a_raise(sub):
+    with pytest.raises(SubmissionRaised, match=r"sys.exit\(3\)"):
+        sub.exit_3()
+    assert sub.add(1, 1) == 2
+
+
+def test_runaway_output_is_capped(sub):
+    with pytest.raises(SubmissionRaised, match="File too large"):
+        sub.flood()
+    assert "1 MiB limit" in sub._child.output_tail
+
+
+def test_not_implemented_is_its_own_outcome(sub):
+    with pytest.raises(NotImplementedYet, match="TODO: write me"):
+        sub.todo()
+
+
+def test_unknown_return_types_arrive_opaque(sub):
+    assert sub.numpy_array().type_name == "numpy.ndarray"
+
+
+def test_a_forged_pickle_reply_cannot_run_code(sub):
+    marker = Path("/tmp/infergrade-pwned")
+    marker.unlink(missing_ok=True)
+    with pytest.raises(ChildFailure, match="malformed"):
+        sub.forge_reply()
+    assert not marker.exists()
+
+
+def test_memory_is_capped(sub):
+    with pytest.raises(SubmissionRaised) as raised:
+        sub.allocate(4 * 2**30)
+    assert "memory" in raised.value.message.lower()
+    assert sub.allocate(2**20) == 2**20
+
+
+def test_memory_limit_per_call_and_peak_measurement(sub):
+    sub.allocate(64 * 2**20)
+    assert sub.peak_rss_bytes is not None and sub.peak_rss_bytes >= 64 * 2**20
+    sub.set_memory_limit(16 * 2**20)
+    with pytest.raises(SubmissionRaised):
+        sub.allocate(256 * 2**20)
+
+
+def test_reference_and_solutions_cannot_be_imported(sub):
+    with pytest.raises(SubmissionRaised, match="may not import 'reference"):
+        sub.import_reference()
+
+
+def test_environment_is_scrubbed(sub):
+    os.environ["INFERGRADE_SECRET"] = "token"
+    try:
+        env = sub.environment()
+    finally:
+        del os.environ["INFERGRADE_SECRET"]
+    assert "INFERGRADE_SECRET" not in env and set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "TRITON_INTERPRET"}
+
+
+def isolation(sub):
+    sub.add(0, 0)
+    return sub.isolation
+
+
+def test_grader_files_are_unreadable_and_unwritable_under_landlock(sub, tmp_path):
+    if not isolation(sub).get("landlock_abi"):
+        pytest.skip("Landlock is not available on this kernel")
+    for hidden in ("reference/__init__.py", "solutions/__init__.py", "grader/cli.py"):
+        with pytest.raises(SubmissionRaised, match="PermissionError"):
+            sub.read(str(REPO / hidden))
+    with pytest.raises(SubmissionRaised, match="PermissionError"):
+        sub.write(str(tmp_path / "results.json"))
+    assert sub.read(str(tmp_path / "demo.py")).startswith("\nimport os")
+
+
+def test_network_is_unreachable_in_a_network_namespace(sub):
+    if not isolation(sub).get("network_namespace"):
+        pytest.skip("network namespaces are not available here")
+    with pytest.raises(SubmissionRaised, match="OSError|PermissionError|ConnectionRefused|unreachable"):
+        sub.connect()
+
+
+def test_processes_the_submission_starts_are_killed_at_the_end(sub):
+    tag = f"{time.time() % 1000 + 1000:.3f}"
+    assert sub.spawn_sleeper(tag)
+    sub.close()
+    time.sleep(0.2)
+    alive = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) == f"sleep\0{tag}\0"]
+    assert not alive
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read()
+    except OSError:
+        return ""
