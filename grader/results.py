@@ -130,9 +130,13 @@ def error_document(error: str, topics: list[str], submission: Path, mode: str, s
 def checked(doc: dict) -> dict:
     """`doc` if it is valid, else an error document saying why (a broken document never goes out)."""
     found = problems(doc)
-    if found:
-        doc = error_document("internal error: the results failed validation: " + "; ".join(found[:5]),
-                             [t["id"] for t in doc.get("topics", [])], Path(doc["submission"]["path"]),
-                             doc["mode"], doc["seed"], doc["started_at"], doc["duration_s"])
-        assert not problems(doc), problems(doc)
-    return doc
+    if not found:
+        return doc
+    seed = doc.get("seed")
+    replacement = error_document(
+        "internal error: the results failed validation: " + "; ".join(found[:5]), [],
+        Path(str(doc.get("submission", {}).get("path", ""))), doc.get("mode") if doc.get("mode") in
+        ("public", "hidden") else "public", seed if isinstance(seed, int) and seed >= 0 else 0,
+        str(doc.get("started_at") or "1970-01-01T00:00:00+00:00"), 0.0)
+    assert not problems(replacement), problems(replacement)
+    return replacement

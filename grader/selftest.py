@@ -45,36 +45,48 @@ def _topic_score(doc: dict, topic: str) -> tuple[float, float]:
     return entry["score"], entry["max_score"]
 
 
-def check_topic(topic: str, seed: int = SELFTEST_SEED) -> list[Verdict]:
-    verdicts = []
+def grade_solutions(topic: str, seed: int = SELFTEST_SEED) -> Verdict:
+    """The model answers must pass every check, hidden ones included."""
     doc = grade(SOLUTIONS_DIR, [topic], hidden=True, seed=seed, with_progress=False)
     score, top = _topic_score(doc, topic)
     bad = [f"{c['id']}: {c['status']}: {c['message'][:300]}" for t in doc["topics"] for c in t["checks"]
            if c["status"] not in ("passed", "skipped")]
-    verdicts.append(Verdict(topic, "solutions", score, top, score == top and top > 0 and not bad,
-                            "; ".join(bad) or "full marks"))
+    return Verdict(topic, "solutions", score, top, score == top and top > 0 and not bad,
+                   "; ".join(bad) or "full marks")
 
+
+def grade_stubs(topic: str, seed: int = SELFTEST_SEED) -> Verdict:
+    """The untouched stubs must score zero: every check depends on the student's code."""
     doc = grade(EXERCISES_DIR, [topic], hidden=True, seed=seed, with_progress=False)
     score, top = _topic_score(doc, topic)
     passing = [c["id"] for t in doc["topics"] for c in t["checks"] if c["status"] == "passed"]
-    verdicts.append(Verdict(topic, "exercises (stubs)", score, top, score == 0,
-                            "zero" if score == 0 else f"stubs pass {', '.join(passing)}"))
+    return Verdict(topic, "exercises (stubs)", score, top, score == 0,
+                   "zero" if score == 0 else f"stubs pass {', '.join(passing)}")
 
+
+def grade_mutant(topic: str, mutant: Path, seed: int = SELFTEST_SEED) -> Verdict:
+    """A mutant must lose points on a failed check that reports its misconception id."""
     known = set(hints.misconception_ids(topic))
-    found = {m.stem for m in mutants(topic)}
-    for missing in sorted(known - found):
-        verdicts.append(Verdict(topic, f"mutant {missing}", 0, 0, False, "no mutant for this misconception id"))
-    for mutant in mutants(topic):
-        tmp = Path(tempfile.mkdtemp(prefix=f"infergrade-mutant-{mutant.stem}-"))
-        try:
-            doc = grade(mutant_submission(topic, mutant, tmp), [topic], hidden=True, seed=seed,
-                        with_progress=False)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        score, top = _topic_score(doc, topic)
-        tagged = [c["id"] for t in doc["topics"] for c in t["checks"] if c["misconception"] == mutant.stem]
-        ok = score < top and bool(tagged) and mutant.stem in known
-        detail = (f"caught by {', '.join(tagged)}" if tagged else "no failed check reports this id") + \
-            ("" if mutant.stem in known else f"; {mutant.stem} is not a misconception id of {topic}")
-        verdicts.append(Verdict(topic, f"mutant {mutant.stem}", score, top, ok, detail))
-    return verdicts
+    tmp = Path(tempfile.mkdtemp(prefix=f"infergrade-mutant-{mutant.stem}-"))
+    try:
+        doc = grade(mutant_submission(topic, mutant, tmp), [topic], hidden=True, seed=seed, with_progress=False)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    score, top = _topic_score(doc, topic)
+    tagged = [c["id"] for t in doc["topics"] for c in t["checks"] if c["misconception"] == mutant.stem]
+    ok = score < top and bool(tagged) and mutant.stem in known
+    detail = (f"caught by {', '.join(tagged)}" if tagged else "no failed check reports this id") + \
+        ("" if mutant.stem in known else f"; {mutant.stem} is not a misconception id of {topic}")
+    return Verdict(topic, f"mutant {mutant.stem}", score, top, ok, detail)
+
+
+def missing_mutants(topic: str) -> list[str]:
+    return sorted(set(hints.misconception_ids(topic)) - {m.stem for m in mutants(topic)})
+
+
+def check_topic(topic: str, seed: int = SELFTEST_SEED) -> list[Verdict]:
+    """Every verdict of the self-test for one topic."""
+    verdicts = [grade_solutions(topic, seed), grade_stubs(topic, seed)]
+    verdicts += [Verdict(topic, f"mutant {m}", 0, 0, False, "no mutant for this misconception id")
+                 for m in missing_mutants(topic)]
+    return verdicts + [grade_mutant(topic, m, seed) for m in mutants(topic)]

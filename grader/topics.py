@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 from pathlib import Path
 
@@ -35,15 +36,24 @@ def api(topic: str) -> dict[str, tuple[str, str]]:
     out = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-            out[node.name] = (f"{node.name}({ast.unparse(node.args)})", _first_line(node))
+            out[node.name] = (f"{node.name}({_plain(node.args)})", _first_line(node))
         elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
             out[node.name] = (f"class {node.name}", _first_line(node))
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and (not item.name.startswith("_") or item.name == "__init__"):
-                    args = ast.unparse(item.args).removeprefix("self, ").removeprefix("self")
+                    args = _plain(item.args).removeprefix("self, ").removeprefix("self")
                     shown = node.name if item.name == "__init__" else f"{node.name}.{item.name}"
                     out[shown] = (f"{shown}({args})", _first_line(item))
     return out
+
+
+def _plain(args: ast.arguments) -> str:
+    """The parameter list without annotations: `config, dtype_bytes=2`."""
+    args = copy.deepcopy(args)
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if a is not None:
+            a.annotation = None
+    return ast.unparse(args)
 
 
 def _first_line(node) -> str:

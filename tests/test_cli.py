@@ -1,0 +1,158 @@
+"""The command line, end to end with click's CliRunner, and bad input of every kind."""
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.results import problems
+from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+
+KV = (SOLUTIONS_DIR / "kv_cache.py").read_text()
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def submission(tmp_path: Path, source: str, topic: str = "kv_cache") -> Path:
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / f"{topic}.py").write_text(source)
+    return folder
+
+
+def grade(tmp_path, folder, *extra):
+    out = tmp_path / "results.json"
+    code, output = run("grade", "--submission", folder, "--topic", "kv_cache", "--seed", 5, "--out", out, *extra)
+    doc = json.loads(out.read_text())
+    assert problems(doc) == []
+    return code, output, doc
+
+
+def test_list_names_topics_and_functions():
+    code, output = run("list")
+    assert code == 0 and "kv_cache" in output and "kv_bytes_per_token(config, dtype_bytes=2)" in output
+
+
+def test_check_passes_on_the_solutions_and_fails_on_the_stubs(tmp_path):
+    folder = tmp_path / "solutions"
+    shutil.copytree(SOLUTIONS_DIR, folder)
+    code, output = run("check", "kv_cache", "--submission", folder)
+    assert code == 0 and "score" in output
+    assert (folder / ".infergrade-progress.json").exists()
+    stubs = tmp_path / "stubs"
+    shutil.copytree(EXERCISES_DIR, stubs)
+    code, output = run("check", "kv_cache", "--submission", stubs)
+    assert code == 1 and "not implemented yet" in output and "hint: infergrade hint kv_cache." in output
+
+
+def test_grade_writes_valid_results_with_provenance(tmp_path):
+    code, _, doc = grade(tmp_path, SOLUTIONS_DIR, "--hidden")
+    assert code == 0 and doc["status"] == "completed" and doc["mode"] == "hidden" and doc["seed"] == 5
+    assert doc["score"] == doc["max_score"] > 0
+    assert set(doc["submission"]["files"]) >= {"kv_cache.py"}
+    assert {c["visibility"] for c in doc["topics"][0]["checks"]} == {"public", "hidden"}
+
+
+def test_same_seed_same_results(tmp_path):
+    _, _, a = grade(tmp_path, EXERCISES_DIR, "--hidden")
+    _, _, b = grade(tmp_path, EXERCISES_DIR, "--hidden")
+    strip = lambda d: [(c["id"], c["status"], c["seed"], c["score"]) for t in d["topics"] for c in t["checks"]]  # noqa: E731
+    assert strip(a) == strip(b)
+
+
+@pytest.mark.parametrize("fmt", ["gradescope", "junit"])
+def test_exports(tmp_path, fmt):
+    out = tmp_path / f"out.{fmt}"
+    code, _ = run("grade", "--submission", SOLUTIONS_DIR, "--topic", "kv_cache", "--seed", 1, "--out", out,
+                  "--format", fmt)
+    assert code == 0
+    if fmt == "gradescope":
+        doc = json.loads(out.read_text())
+        assert doc["score"] == sum(t["max_score"] for t in doc["tests"]) > 0
+        assert all(t["status"] == "passed" for t in doc["tests"])
+    else:
+        suite = ET.parse(out).getroot().find("testsuite")
+        assert suite.get("name") == "kv_cache" and suite.get("failures") == "0" and int(suite.get("tests")) > 0
+
+
+def test_unknown_topic_is_a_usage_error_with_an_error_results_file(tmp_path):
+    out = tmp_path / "r.json"
+    code, output = run("grade", "--topic", "nonsense", "--out", out)
+    assert code == 2 and "unknown topic 'nonsense'" in output
+    doc = json.loads(out.read_text())
+    assert problems(doc) == [] and doc["status"] == "error" and "unknown topic" in doc["error"]
+
+
+def test_missing_submission_folder(tmp_path):
+    out = tmp_path / "r.json"
+    code, output = run("grade", "--submission", tmp_path / "absent", "--out", out)
+    assert code == 2 and "does not exist" in output
+    assert json.loads(out.read_text())["status"] == "error"
+    code, output = run("check", "kv_cache", "--submission", tmp_path / "absent")
+    assert code == 2 and "does not exist" in output
+
+
+def test_missing_module_file(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    code, _, doc = grade(tmp_path, folder)
+    topic = doc["topics"][0]
+    assert code == 0 and topic["status"] == "error" and topic["score"] == 0
+    assert "kv_cache.py is missing" in topic["message"]
+
+
+def test_syntax_error(tmp_path):
+    code, _, doc = grade(tmp_path, submission(tmp_path, "def kv_bytes_per_token(config:\n"))
+    topic = doc["topics"][0]
+    assert topic["status"] == "error" and "SyntaxError" in topic["message"]
+    assert all(c["status"] == "error" for c in topic["checks"])
+
+
+def test_wrong_signature_names_the_contract(tmp_path):
+    source = KV.replace("def kv_bytes_per_token(config: dict, dtype_bytes: int = 2)",
+                        "def kv_bytes_per_token(config: dict, nbytes: int = 2)")
+    assert source != KV
+    _, _, doc = grade(tmp_path, submission(tmp_path, source))
+    messages = [c["message"] for c in doc["topics"][0]["checks"] if c["status"] == "error"]
+    assert any("the contract's signature is kv_bytes_per_token(config, dtype_bytes=2)" in m for m in messages)
+
+
+@pytest.mark.parametrize("value,words", [("float('nan')", "returned float nan"),
+                                          ("str(1)", "returned str '1'"),
+                                          ("__import__('numpy').int64(1).reshape(1)", "returned numpy.ndarray")])
+def test_wrong_return_types_and_nan(tmp_path, value, words):
+    source = KV + f"\n\ndef kv_bytes_per_token(config, dtype_bytes=2):\n    return {value}\n"
+    _, _, doc = grade(tmp_path, submission(tmp_path, source))
+    failed = [c for c in doc["topics"][0]["checks"] if c["status"] == "failed"]
+    assert failed and any(words in c["message"] for c in failed), [c["message"] for c in failed]
+
+
+def test_hint_levels_and_progress(tmp_path):
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    code, first = run("hint", "kv_cache.kv_bytes_per_token", "--submission", folder)
+    assert code == 0 and "hint 1/3" in first
+    code, second = run("hint", "kv_cache.kv_bytes_per_token", "--submission", folder)
+    assert "hint 2/3" in second and second != first
+    code, third = run("hint", "kv_cache.kv_bytes_per_token", "--level", "3", "--submission", folder)
+    assert "hint 3/3" in third
+    progress = json.loads((folder / ".infergrade-progress.json").read_text())
+    assert progress["hints"]["kv_cache.kv_bytes_per_token"] == 3
+
+
+@pytest.mark.parametrize("args,words", [
+    (["hint", "kv_cache.nope"], "no hints for kv_cache.nope"),
+    (["hint", "nope"], "expected TOPIC.FUNCTION"),
+    (["hint", "kv_cache.kv_bytes_per_token", "--level", "4"], "4 is not in the range"),
+    (["grade", "--seed", "-1"], "-1 is not in the range"),
+    (["grade", "--format", "xml"], "'xml' is not one of"),
+])
+def test_bad_arguments_are_named(args, words):
+    code, output = run(*args)
+    assert code == 2 and words in output

@@ -1,0 +1,55 @@
+"""The results document: schema-valid, invariants enforced, never a silent score."""
+import copy
+import json
+
+import pytest
+
+from grader.grading import grade
+from grader.results import SCHEMA, checked, error_document, problems
+from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return grade(SOLUTIONS_DIR, ["kv_cache"], hidden=False, seed=3, with_progress=False)
+
+
+def test_the_schema_is_2020_12():
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_a_real_run_is_valid(doc):
+    assert problems(doc) == [] and doc["status"] == "completed"
+    json.dumps(doc, allow_nan=False)
+
+
+@pytest.mark.parametrize("tamper,words", [
+    (lambda d: d.update(score=d["score"] + 1), "totals do not add up"),
+    (lambda d: d.update(score=float("nan")), "outside"),
+    (lambda d: d["topics"][0]["checks"][0].update(status="failed"), "disagrees with score"),
+    (lambda d: d["topics"][0]["checks"][0].update(status="bogus"), "is not one of"),
+    (lambda d: d.pop("seed"), "'seed' is a required property"),
+    (lambda d: d["topics"][0].update(score=-1), "less than the minimum"),
+])
+def test_tampered_documents_are_rejected(doc, tamper, words):
+    bad = copy.deepcopy(doc)
+    tamper(bad)
+    found = problems(bad)
+    assert any(words in p for p in found), found
+    replaced = checked(bad)
+    assert replaced["status"] == "error" and "failed validation" in replaced["error"] and problems(replaced) == []
+
+
+def test_error_documents_are_valid_and_score_nothing(tmp_path):
+    doc = error_document("internal grader error: boom", ["kv_cache"], tmp_path, "hidden", 1, "2026-01-01T00:00:00Z", 0.5)
+    assert problems(doc) == [] and doc["status"] == "error" and doc["score"] == doc["max_score"] == 0
+
+
+def test_an_internal_error_gives_an_error_document(monkeypatch):
+    import grader.grading as grading
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("engine exploded")
+    monkeypatch.setattr(grading, "run_checks", explode)
+    doc = grading.grade(EXERCISES_DIR, ["kv_cache"], hidden=False, seed=0, with_progress=False)
+    assert doc["status"] == "error" and "engine exploded" in doc["error"] and problems(doc) == []
