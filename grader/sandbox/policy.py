@@ -16,11 +16,7 @@ SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/p
 
 def hidden_paths(submission_dir: Path) -> list[str]:
     """The grader's own material: unreadable to the child unless it is the submission being graded."""
-    import reference
-    import solutions
-
-    paths = {Path(grader.__file__).parent, Path(reference.__file__).parent, Path(solutions.__file__).parent,
-             REPO / "tests"}
+    paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests"}
     sub = submission_dir.resolve()
     return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
 

@@ -1,0 +1,102 @@
+"""Grading latency and memory: `infergrade check` against the floor of `import torch`, and full hidden grades.
+
+Run: python3 bench/grading.py [--runs 5]
+Each figure is the median wall time of several runs of a fresh process; peak memory is the largest sum of the
+proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
+process below it (zygote and sandboxed children), sampled every 10 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def descendants(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    stack += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def pss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return 0
+
+
+def timed(cmd: list[str]) -> tuple[float, int, int]:
+    """Wall seconds, exit code and peak PSS of the process tree of one run of `cmd`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, sum(pss_bytes(p) for p in descendants(proc.pid)))
+        time.sleep(0.01)
+    return time.perf_counter() - start, proc.returncode, peak
+
+
+def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) -> tuple[float, int]:
+    results = [timed(cmd) for _ in range(runs)]
+    codes = {r[1] for r in results}
+    if expect_code is not None and codes != {expect_code}:
+        print(f"  ! {label}: exit codes {sorted(codes)}, expected {expect_code}")
+    median = statistics.median(r[0] for r in results)
+    peak = max(r[2] for r in results)
+    print(f"{label:58} median {median:6.2f} s  (min {min(r[0] for r in results):.2f}, max "
+          f"{max(r[0] for r in results):.2f}; n={runs})  peak PSS {peak / 2**20:6.0f} MiB")
+    return median, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    grader = [PY, "-m", "grader"]
+    out = Path(tempfile.mkdtemp()) / "results.json"
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
+    floor, _ = measure('python -c "import torch"', [PY, "-c", "import torch"], args.runs)
+    check, _ = measure("infergrade check sampling --submission solutions",
+                       grader + ["check", "sampling", "--submission", "solutions"], args.runs)
+    print(f"{'  -> check sampling minus import torch':58} {check - floor:+.2f} s  (target <= +1.00 s)")
+    for topic, target in (("kv_cache", None), ("paged_kv", 3.0), ("flash_attention", 5.0), ("speculative", None),
+                          ("prompt_cache", None), ("timeline", None)):
+        if (REPO / "grader" / "checks" / topic / "test_public.py").exists():
+            t, _ = measure(f"infergrade check {topic} --submission solutions",
+                           grader + ["check", topic, "--submission", "solutions"], args.runs)
+            if target:
+                print(f"{'':58} target <= {target:.1f} s: {'met' if t <= target else 'MISSED'}")
+    both, peak = measure("infergrade grade --hidden (sampling, kv_cache) solutions",
+                         grader + ["grade", "--hidden", "--submission", "solutions", "-t", "sampling", "-t",
+                                   "kv_cache", "--seed", "1", "--out", str(out)], args.runs)
+    print(f"{'':58} target <= 5.0 s: {'met' if both <= 5 else 'MISSED'}; peak memory target < 1024 MiB: "
+          f"{'met' if peak < 2**30 else 'MISSED'}")
+    full, peak = measure("infergrade grade --hidden (all topics) solutions",
+                         grader + ["grade", "--hidden", "--submission", "solutions", "--seed", "1", "--out",
+                                   str(out)], max(1, args.runs // 2))
+    print(f"{'':58} target <= 15.0 s: {'met' if full <= 15 else 'MISSED'}; peak memory target < 1024 MiB: "
+          f"{'met' if peak < 2**30 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

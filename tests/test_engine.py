@@ -1,0 +1,118 @@
+"""Check-engine semantics on a small throwaway topic: statuses, skips, seeds, hidden messages, misconceptions."""
+import shutil
+import sys
+import textwrap
+
+import pytest
+
+from grader import topics
+from grader.engine.plugin import check_seed
+from grader.grading import grade
+
+CHECKS = textwrap.dedent('''
+    import pytest
+    from hypothesis import given, strategies as st
+    from grader.engine import check, expect_equal, fail
+
+    @check("passes", points=2, hint="double")
+    def test_passes(sub):
+        expect_equal(sub.double(3), 6, "double(3)")
+
+    @check("wrong", points=3, hint="double", title="double of 21 is 42")
+    def test_wrong(sub):
+        got = sub.double(21)
+        expect_equal(got, 42, "double(21)", misconceptions={"adds_instead": 23})
+
+    @check("tagged", points=1, misconception="always_tagged")
+    def test_tagged(sub):
+        if sub.double(1) != 2:
+            fail("double(1) != 2")
+
+    @check("skipped", points=5)
+    def test_skipped(sub):
+        pytest.skip("needs hardware this machine does not have")
+
+    @check("seeded", points=1)
+    @given(st.integers(0, 10**6))
+    def test_seeded(sub, n):
+        assert sub.double(n) == 2 * n
+
+    @check("raises", points=1)
+    def test_raises(sub):
+        sub.explode()
+''')
+HIDDEN = textwrap.dedent('''
+    from grader.engine import check, expect_equal
+
+    @check("hidden_wrong", points=2, title="double on hidden cases")
+    def test_hidden_wrong(sub, seed):
+        expect_equal(sub.double(seed % 1000 + 21), 2 * (seed % 1000 + 21), f"double({seed % 1000 + 21})",
+                     misconceptions={"adds_instead": seed % 1000 + 23})
+''')
+GOOD = "def double(x):\n    return 2 * x\n\ndef explode():\n    return None\n"
+BUGGY = "def double(x):\n    return x + 2\n\ndef explode():\n    raise KeyError('boom')\n"
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    checks = tmp_path / "checks"
+    (checks / "demo").mkdir(parents=True)
+    shutil.copy(topics.CHECKS_DIR / "pytest.ini", checks / "pytest.ini")
+    (checks / "demo" / "__init__.py").write_text("")
+    (checks / "demo" / "test_public.py").write_text(CHECKS)
+    (checks / "demo" / "test_hidden.py").write_text(HIDDEN)
+    monkeypatch.setattr(topics, "CHECKS_DIR", checks)
+
+    def run(source, hidden=True, seed=7):
+        for name in [m for m in sys.modules if m == "demo" or m.startswith("demo.")]:
+            del sys.modules[name]  # each test's checks live in its own tmp folder
+        sub = tmp_path / f"sub{abs(hash(source)) % 10**6}"
+        sub.mkdir(exist_ok=True)
+        (sub / "demo.py").write_text(source)
+        doc = grade(sub, ["demo"], hidden=hidden, seed=seed, with_progress=False)
+        return {c["id"].split(".", 1)[1]: c for c in doc["topics"][0]["checks"]}, doc
+    return run
+
+
+def test_a_correct_submission_passes_and_skips_are_not_passes(demo):
+    checks, doc = demo(GOOD)
+    assert {k: c["status"] for k, c in checks.items()} == {
+        "passes": "passed", "wrong": "passed", "tagged": "passed", "skipped": "skipped", "seeded": "passed",
+        "raises": "passed", "hidden_wrong": "passed"}
+    assert checks["skipped"]["score"] == checks["skipped"]["max_score"] == 0 and checks["skipped"]["points"] == 5
+    assert doc["score"] == doc["max_score"] == 10
+
+
+def test_failures_errors_and_misconceptions(demo):
+    checks, doc = demo(BUGGY)
+    assert checks["wrong"]["status"] == "failed" and checks["wrong"]["misconception"] == "adds_instead"
+    assert "double(21): expected 42, got 23" in checks["wrong"]["message"]
+    assert checks["tagged"]["status"] == "failed" and checks["tagged"]["misconception"] == "always_tagged"
+    assert checks["raises"]["status"] == "error" and "raised KeyError: 'boom'" in checks["raises"]["message"]
+    assert checks["seeded"]["status"] == "failed" and "Falsifying example" in checks["seeded"]["message"]
+    assert doc["topics"][0]["status"] == "failed" and doc["score"] == 0
+
+
+def test_hidden_messages_show_only_title_category_and_misconception(demo):
+    checks, _ = demo(BUGGY)
+    hidden = checks["hidden_wrong"]
+    assert hidden["status"] == "failed" and hidden["misconception"] == "adds_instead"
+    assert hidden["message"] == "double on hidden cases: wrong result"
+
+
+def test_public_seeds_are_fixed_and_hidden_seeds_follow_the_run_seed(demo):
+    a, _ = demo(GOOD, seed=1)
+    b, _ = demo(GOOD, seed=2)
+    assert a["passes"]["seed"] == b["passes"]["seed"] == check_seed(0, "demo.passes")
+    assert a["hidden_wrong"]["seed"] == check_seed(1, "demo.hidden_wrong") != b["hidden_wrong"]["seed"]
+
+
+def test_public_mode_runs_no_hidden_check(demo):
+    checks, doc = demo(GOOD, hidden=False)
+    assert "hidden_wrong" not in checks and doc["mode"] == "public"
+
+
+def test_same_seed_same_falsifying_example(demo):
+    first, _ = demo(BUGGY, seed=3)
+    second, _ = demo(BUGGY, seed=3)
+    assert first["seeded"]["message"] == second["seeded"]["message"]
