@@ -1,4 +1,4 @@
-"""The `infergrade` command line: list, check, grade, hint, selftest, goldens."""
+"""The `infergrade` command line: list, check, grade, hint, selftest, goldens, bundle."""
 from __future__ import annotations
 
 import json
@@ -157,6 +157,19 @@ def goldens(topics):
             _fail(f"the solutions do not pass the public checks of {topic}; goldens not written")
         store.recorded(topic).save()
         click.echo(f"{topic}: {len(store.recorded(topic).values)} goldens written")
+
+
+@main.command()
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+def bundle(out: Path):
+    """Write the student bundle to OUT: stubs, public checks, goldens, hints; no solutions, reference or hidden checks."""
+    from grader.bundle import write_bundle
+
+    try:
+        files = write_bundle(out)
+    except FileExistsError as exc:
+        _fail(str(exc))
+    click.echo(f"wrote {len(files)} files to {out}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,24 @@
+"""The student bundle: stubs, public checks with their goldens, hints and the grader; no hidden material."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from grader.sandbox.policy import REPO
+
+INCLUDE = ["README.md", "pyproject.toml", "exercises", "grader"]
+LEFT_OUT = ["test_hidden.py", "__pycache__", "*.pyc", ".infergrade-progress.json"]
+
+
+def write_bundle(out: Path) -> list[Path]:
+    """Copy what a student needs into `out` (which must not exist); returns the files written."""
+    if out.exists():
+        raise FileExistsError(f"{out} already exists")
+    out.mkdir(parents=True)
+    for name in INCLUDE:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, out / name, ignore=shutil.ignore_patterns(*LEFT_OUT))
+        else:
+            shutil.copy2(source, out / name)
+    return sorted(p for p in out.rglob("*") if p.is_file())
