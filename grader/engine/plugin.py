@@ -5,7 +5,6 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import hypothesis
 import pytest
 import torch
 
@@ -78,7 +77,8 @@ class ScorePlugin:
             assert check_id not in self.results, f"duplicate check id {check_id}"
             seed = check_seed(self.run_seed if visibility == "hidden" else PUBLIC_SEED, check_id)
             if getattr(item.obj, "is_hypothesis_test", False):
-                hypothesis.seed(seed)(item.obj)
+                from hypothesis import seed as seed_examples
+                seed_examples(seed)(item.obj)
             hint = f"{topic}.{meta.hint}" if meta.hint else None
             self.results[check_id] = CheckResult(check_id, topic, meta.title, visibility, meta.points,
                                                  hint=hint, seed=seed, tagged=meta.misconception)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import hypothesis
 import pytest
 
 from grader import topics as topic_registry
@@ -13,11 +12,6 @@ from grader.engine.plugin import CheckResult, ScorePlugin
 from grader.sandbox import remote
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.zygote import Zygote
-
-hypothesis.settings.register_profile(
-    "infergrade", database=None, deadline=None, print_blob=False,
-    suppress_health_check=list(hypothesis.HealthCheck))
-hypothesis.settings.load_profile("infergrade")
 
 _zygote: list[Zygote] = []
 
@@ -29,12 +23,24 @@ def zygote() -> Zygote:
     return _zygote[0]
 
 
+def load_hypothesis_profile() -> None:
+    """No example database (no files written, no replay of old failures), no deadlines, no health checks."""
+    import hypothesis
+
+    hypothesis.settings.register_profile(
+        "infergrade", database=None, deadline=None, print_blob=False,
+        suppress_health_check=list(hypothesis.HealthCheck))
+    hypothesis.settings.load_profile("infergrade")
+
+
 def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
                memory_bytes: int = remote.MEMORY_BYTES) -> list[CheckResult]:
     """Every selected check's result, in file order; a check module that fails to load gives an error result."""
     files = [f for t in topics for f in topic_registry.check_files(t, hidden)]
     if not files:
         return []
+    if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
+        load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
     plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES), hidden, seed,
                          record_goldens, topic_registry.signature)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
