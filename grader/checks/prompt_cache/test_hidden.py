@@ -1,0 +1,150 @@
+"""Hidden prompt_cache checks: random prompts, block sizes, cache capacities and sessions drawn from the seed,
+compared with the live reference."""
+import random
+
+from grader.checks.prompt_cache.expect import (expect_matches, expect_session, hashes_of, run_ops,
+                                               session_misconceptions, uncapped_prefix)
+from grader.engine import check, expect_type, fail, reference
+
+CASES = 25
+
+
+def random_tokens(r: random.Random, low: int, high: int) -> list:
+    """Between `low` and `high` tokens from a small vocabulary, so that equal blocks occur by chance."""
+    return [r.randint(0, 5) for _ in range(r.randint(low, high))]
+
+
+def related_prompt(r: random.Random, bases: list) -> list:
+    """One of a few shared beginnings, cut at a random point and continued at random."""
+    base = r.choice(bases)
+    return base[:r.randint(0, len(base))] + random_tokens(r, 0, 12)
+
+
+@check("random_block_hashes", points=2, hint="block_hashes",
+       title="block_hashes on random prompts: one hash per full block, a change shows from its block on")
+def test_random_block_hashes(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(CASES):
+        block_size = r.randint(1, 8)
+        tokens = random_tokens(r, 1, 40)
+        what = f"block_hashes({tokens}, {block_size})"
+        got = hashes_of(sub, tokens, block_size)
+        full_blocks = len(ref.block_hashes(tokens, block_size))
+        if len(got) != full_blocks:
+            partial = len(tokens) % block_size and len(got) == full_blocks + 1
+            fail(f"{what} returned {len(got)} hashes, expected {full_blocks}",
+                 "partial_block_hashed" if partial else None)
+        i = r.randrange(len(tokens))
+        edited = tokens[:i] + [tokens[i] + r.randint(1, 5)] + tokens[i + 1:]
+        after = hashes_of(sub, edited, block_size)
+        expected = [a != b for a, b in zip(ref.block_hashes(tokens, block_size), ref.block_hashes(edited, block_size))]
+        changed = [a != b for a, b in zip(got, after)]
+        if len(after) != len(got) or changed != expected:
+            only_own_block = [block == i // block_size for block in range(len(changed))]
+            fail(f"changing token {i} of {tokens} (block_size {block_size}) changed the hashes of blocks "
+                 f"{[b for b, c in enumerate(changed) if c]}, expected {[b for b, c in enumerate(expected) if c]}",
+                 "unchained_hash" if changed == only_own_block else None)
+        k = r.randint(0, full_blocks)
+        if hashes_of(sub, tokens[:k * block_size], block_size) != got[:k]:
+            fail(f"block_hashes({tokens[:k * block_size]}, {block_size}) differs from the first {k} hashes of "
+                 f"{what}")
+
+
+def random_ops(r: random.Random, capacity_blocks: int, block_size: int) -> list:
+    """Inserts and matches of related prompts.
+
+    Two choices the contract leaves open are avoided: an insert holds at most `capacity_blocks` full blocks (an
+    insert larger than the cache may be trimmed block by block or at the end), and a matched prompt's length is
+    not a multiple of `block_size` (so whether a match refreshes a cached block that holds the last token
+    cannot matter).
+    """
+    bases = [random_tokens(r, 0, 20) for _ in range(3)]
+    ops = []
+    for _ in range(30):
+        tokens = related_prompt(r, bases)
+        if r.random() < 0.45:
+            ops.append(("insert", tokens[:capacity_blocks * block_size + block_size - 1]))
+        else:
+            ops.append(("match", tokens if len(tokens) % block_size else tokens + [r.randint(0, 5)]))
+    return ops
+
+
+@check("random_prefix_cache", points=3, hint="PrefixCache",
+       title="PrefixCache on random inserts and matches of related prompts, with evictions")
+def test_random_prefix_cache(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(6):
+        capacity_blocks, block_size = r.randint(1, 10), r.choice([2, 3, 4, 8])
+        ops = random_ops(r, capacity_blocks, block_size)
+        expected = run_ops(ref.PrefixCache(capacity_blocks, block_size), ops)
+        expect_matches(sub.PrefixCache(capacity_blocks, block_size), capacity_blocks, block_size, ops, expected)
+
+
+@check("random_hit_leaves_last_token", points=1, hint="PrefixCache",
+       title="PrefixCache.match of random cached prompts never covers the last token")
+def test_random_hit_leaves_last_token(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(5):
+        block_size = r.randint(1, 6)
+        prompts = [random_tokens(r, 1, 5) * block_size for _ in range(3)]  # lengths are multiples of block_size
+        ops = [("insert", prompt) for prompt in prompts]
+        ops += [("match", r.choice(prompts)[:r.randint(1, 5) * block_size]) for _ in range(6)]
+        expected = run_ops(ref.PrefixCache(64, block_size), ops)
+        uncapped = [(op, tokens + [-1] if op == "match" else tokens) for op, tokens in ops]
+        wrong = {"full_prompt_hit": run_ops(ref.PrefixCache(64, block_size), uncapped)}
+        expect_matches(sub.PrefixCache(64, block_size), 64, block_size, ops, expected, wrong)
+
+
+@check("random_cacheable_prefix", points=2, hint="cacheable_prefix",
+       title="cacheable_prefix on random prompt pairs, block sizes and minimum lengths")
+def test_random_cacheable_prefix(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(CASES):
+        prev_tokens = random_tokens(r, 0, 30)
+        tokens = related_prompt(r, [prev_tokens])
+        block_size, min_tokens = r.randint(1, 8), r.choice([0, r.randint(0, 30)])
+        what = f"cacheable_prefix({prev_tokens}, {tokens}, block_size={block_size}, min_tokens={min_tokens})"
+        expected = ref.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens)
+        got = expect_type(sub.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens), int, what)
+        if got != expected:
+            uncapped = uncapped_prefix(ref, prev_tokens, tokens, block_size, min_tokens)
+            fail(f"{what} returned {got}, expected {expected}", "full_prompt_hit" if got == uncapped else None)
+
+
+def random_session(r: random.Random) -> list:
+    """Turns whose prompts mostly grow from the previous one, later ones sometimes restart or shrink.
+
+    The first prompt is never empty: the hit rate of a session without prompt tokens is left open.
+    """
+    prompt, turns = random_tokens(r, 1, 40), []
+    for turn in range(r.randint(1, 6)):
+        step = r.random() if turn else 1.0
+        if step < 0.2:
+            prompt = prompt[:r.randint(0, len(prompt))]
+        elif step < 0.4:
+            prompt = random_tokens(r, 0, 60)
+        else:
+            prompt = prompt + random_tokens(r, 0, 30)
+        turns.append({"prompt": prompt, "output_tokens": r.randint(0, 200)})
+    return turns
+
+
+@check("random_session_cost", points=2, hint="session_cost",
+       title="session_cost on random multi-turn sessions, prices, block sizes and minimum lengths")
+def test_random_session_cost(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(CASES):
+        turns = random_session(r)
+        base = r.choice([1e-7, 1e-6, 3e-6, 1.5e-5])
+        prices = {"input": base, "cache_write": base * r.choice([1.0, 1.25, 2.0]),
+                  "cache_read": base * r.choice([0.1, 0.25, 0.5]), "output": base * r.choice([1, 4, 5])}
+        block_size, min_tokens = r.randint(1, 16), r.randint(0, 48)
+        expect_session(sub.session_cost(turns, prices, block_size, min_tokens),
+                       ref.session_cost(turns, prices, block_size, min_tokens),
+                       f"session_cost({turns}, {prices}, {block_size}, {min_tokens})",
+                       session_misconceptions(ref, turns, prices, block_size, min_tokens))
