@@ -1,0 +1,145 @@
+"""How speculative checks build small cases, word calls in failure messages, and compare what came back."""
+import re
+from typing import NamedTuple
+
+import torch
+
+from grader import toys
+from grader.engine import Remote, expect_raises, fail
+from grader.engine.checks import type_name
+from grader.toys.speculative import V
+
+STATS = ("iterations", "proposed", "accepted", "target_calls", "draft_calls")
+
+
+def sixteenths(rows, dtype=torch.float64) -> torch.Tensor:
+    """A tensor from entries given in sixteenths (exact in float32 and float64)."""
+    return torch.tensor(rows, dtype=torch.float64).div(16).to(dtype)
+
+
+def _text(t: torch.Tensor) -> str:
+    """Small tensors in sixteenths when they are exact multiples of 1/16, else their values."""
+    t = t.to(torch.float64)
+    if t.numel() and torch.equal(t * 16, (t * 16).round()) and bool(torch.isfinite(t).all()):
+        return f"{(t * 16).round().long().tolist()}/16"
+    return str([round(v, 4) for v in t.flatten().tolist()] if t.dim() <= 1 else
+               [[round(v, 4) for v in row] for row in t.tolist()])
+
+
+def verify_text(draft_tokens, q, p, u, noise) -> str:
+    """How a verify call reads in a failure message."""
+    return (f"verify(draft_tokens={list(draft_tokens)}, q={_text(q)}, p={_text(p)}, u={_text(u)}, "
+            f"noise={_text(noise)})")
+
+
+def is_token_list(value) -> bool:
+    """Whether `value` is a list of Python ints, as verify must return."""
+    return isinstance(value, list) and all(type(t) is int for t in value)
+
+
+def expect_tokens(actual, expected: list, what: str, predictions=(), allowed=()) -> None:
+    """Fail unless verify returned `expected` (or a tie-equivalent answer in `allowed`), naming a matching bug."""
+    if not is_token_list(actual):
+        fail(f"{what} returned {type_name(actual)} {str(actual)[:80]}, expected a list of ints")
+    if actual == expected or actual in allowed:
+        return
+    wanted = f"one of {sorted(map(list, {tuple(expected), *map(tuple, allowed)}))}" if allowed else str(expected)
+    found = next((mid for mid, tokens in predictions if tokens == actual), None)
+    fail(f"{what}: expected {wanted}, got {actual}", found)
+
+
+def expect_names(argument: str, what: str, fn, *args) -> None:
+    """`fn(*args)` must raise a ValueError whose message names `argument` (as a word)."""
+    message = expect_raises(ValueError, fn, *args)
+    if not re.search(rf"\b{re.escape(argument)}\b", message):
+        fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+
+
+def new_tokens(value, count: int, what: str) -> list[int]:
+    """The generated tokens as a list of ints, after checking that there are `count` of them in the vocabulary."""
+    if isinstance(value, torch.Tensor) and value.dim() == 1 and not value.is_floating_point():
+        value = value.tolist()
+    if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
+        fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")
+    if len(value) != count or not all(0 <= t < V for t in value):
+        fail(f"{what} returned {len(value)} tokens {list(value)[:20]}, expected exactly {count} token ids in "
+             f"[0, {V})")
+    return list(value)
+
+
+def generate_result(result, count: int, what: str) -> tuple[list[int], dict]:
+    """(tokens, stats) from what speculative_generate returned, after checking their form."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        fail(f"{what} returned {type_name(result)} {str(result)[:80]}, expected a (tokens, stats) pair")
+    tokens, stats = new_tokens(result[0], count, what), result[1]
+    if not isinstance(stats, dict):
+        fail(f"{what} returned stats {type_name(stats)}, expected a dict with keys {list(STATS)}")
+    missing = [key for key in STATS if key not in stats]
+    if missing:
+        fail(f"{what} returned stats without {missing}: {stats}")
+    wrong = {key: stats[key] for key in STATS if type(stats[key]) is not int or stats[key] < 0}
+    if wrong:
+        fail(f"{what} returned stats {wrong}: every stat must be a non-negative int")
+    return tokens, stats
+
+
+class Run(NamedTuple):
+    """One speculative_generate call on toy models: what came back, the models, and how the call reads."""
+    tokens: list
+    stats: dict
+    target: Remote
+    draft: Remote
+    max_new_tokens: int
+    gamma: int
+    what: str
+
+
+def toy_pair(sub, pair: str) -> tuple[Remote, Remote]:
+    """Fresh target and draft toy models of `pair`, built in the child."""
+    return sub.make(toys.speculative.model, pair, "target"), sub.make(toys.speculative.model, pair, "draft")
+
+
+def generate(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, seed: int) -> Run:
+    """Run the submission's speculative_generate on fresh toy models with a generator seeded by `seed`."""
+    target, draft = toy_pair(sub, pair)
+    what = (f"speculative_generate(target, draft, prompt={prompt}, max_new_tokens={max_new_tokens}, "
+            f"gamma={gamma}, generator) on the toy models {pair!r}")
+    result = sub.speculative_generate(target, draft, prompt, max_new_tokens, gamma, sub.make(toys.generator, seed))
+    tokens, stats = generate_result(result, max_new_tokens, what)
+    return Run(tokens, stats, target, draft, max_new_tokens, gamma, what)
+
+
+def expect_stats_add_up(run: Run) -> None:
+    """The stats agree with the models' own call counts and with the number of tokens produced."""
+    stats = run.stats
+    for key, model in (("target_calls", run.target), ("draft_calls", run.draft)):
+        counted = model.get("calls")
+        if stats[key] != counted:
+            fail(f"{run.what} reported {key}={stats[key]}, but the model counted {counted} calls")
+    it, proposed, accepted, n, gamma = (stats["iterations"], stats["proposed"], stats["accepted"],
+                                        run.max_new_tokens, run.gamma)
+    # each iteration yields its accepted drafts plus one token; only the last may overshoot, by at most gamma
+    if not (accepted <= proposed <= gamma * it and n <= accepted + it <= n + gamma):
+        fail(f"{run.what} returned stats {stats}, which do not add up: expected accepted <= proposed <= "
+             f"gamma * iterations and max_new_tokens <= accepted + iterations <= max_new_tokens + gamma")
+
+
+def expect_one_target_call(run: Run) -> None:
+    """Exactly one target.score call per iteration and no other target calls."""
+    score_calls, single_calls = run.target.get("score_calls"), run.target.get("next_probs_calls")
+    iterations = run.stats["iterations"]
+    if score_calls == iterations and not single_calls:
+        return
+    calls = score_calls + single_calls
+    # the misconception: about one target pass per draft position rather than one per iteration
+    per_token = calls > iterations and calls >= max(run.stats["proposed"], 1)
+    fail(f"{run.what}: {iterations} iterations made {score_calls} target.score and {single_calls} "
+         f"target.next_probs calls; expected exactly one target.score call per iteration and no other target "
+         f"calls", "one_target_call_per_token" if per_token else None)
+
+
+def expect_all_accepted(run: Run) -> None:
+    """With a draft identical to the target, p(x) / q(x) = 1 for every draft token: all must be accepted."""
+    if run.stats["accepted"] != run.stats["proposed"]:
+        fail(f"{run.what} with draft == target accepted {run.stats['accepted']} of {run.stats['proposed']} draft "
+             f"tokens; p(x) / q(x) = 1 for every draft, so every draft token must be accepted")

@@ -1,0 +1,128 @@
+"""Hidden speculative checks: random verify cases and formula arguments against the live reference, and
+speculative_generate on toy models with fresh seeds, prompts and settings."""
+import math
+
+import torch
+
+from grader.checks.speculative.distribution import expect_target_distribution
+from grader.checks.speculative.expect import (expect_all_accepted, expect_one_target_call, expect_stats_add_up,
+                                              expect_tokens, generate, verify_text)
+from grader.checks.speculative.misconceptions import verify_predictions
+from grader.engine import check, expect_type, fail, reference
+from grader.toys.speculative import TABLES
+
+NUDGE = 2e-6   # every decision of a random case survives this relative change of u or of one noise entry
+
+
+def random_row(rng: torch.Generator, vocab: int) -> torch.Tensor:
+    """A distribution in sixteenths with some zeros: [vocab] float64."""
+    weights = torch.rand(vocab, generator=rng, dtype=torch.float64) ** 2
+    weights[torch.rand(vocab, generator=rng) < 0.3] = 0
+    weights[int(torch.randint(vocab, (), generator=rng))] += 0.1
+    counts = torch.multinomial(weights, 16, replacement=True, generator=rng).bincount(minlength=vocab)
+    return counts.double() / 16
+
+
+def robust(ref, case: tuple, ties: torch.Tensor) -> bool:
+    """Whether the reference's answer survives nudging each u (but the designed ties) and each noise entry.
+
+    Then the answer is the same in float32 or float64, with u <= p/q or u*q <= p, and with any summation order.
+    """
+    draft, q, p, u, noise = case
+    answer = ref.verify(draft, q, p, u, noise)
+    for i in torch.nonzero(~ties).flatten().tolist():
+        for factor in (1 - NUDGE, 1 + NUDGE):
+            nudged = u.clone()
+            nudged[i] *= factor
+            if ref.verify(draft, q, p, nudged, noise) != answer:
+                return False
+    for v in range(noise.shape[0]):
+        for factor in (1 - NUDGE, 1 + NUDGE):
+            nudged = noise.clone()
+            nudged[v] *= factor
+            if ref.verify(draft, q, p, u, nudged) != answer:
+                return False
+    return True
+
+
+def random_case(ref, rng: torch.Generator) -> tuple:
+    """(draft_tokens, q, p, u, noise): V in 2..6, g in 0..4, with q = 0 drafts, p = 0 drafts and exact u ties."""
+    while True:
+        vocab, g = int(torch.randint(2, 7, (), generator=rng)), int(torch.randint(0, 5, (), generator=rng))
+        q = torch.stack([random_row(rng, vocab) for _ in range(g)]) if g else torch.zeros(0, vocab).double()
+        p = torch.stack([random_row(rng, vocab) for _ in range(g + 1)])     # p: [g + 1, V]
+        from_q = torch.rand(g, generator=rng) < 0.85                        # else any token, maybe with q(x) = 0
+        draft = [int(torch.multinomial(q[i], 1, generator=rng)) if from_q[i] else
+                 int(torch.randint(vocab, (), generator=rng)) for i in range(g)]
+        u = torch.rand(g, generator=rng, dtype=torch.float64)
+        # a tie u = p(x) / q(x), exact in binary when q(x) is 1, 2, 4, 8 or 16 sixteenths
+        q16 = torch.tensor([int(q[i, x] * 16) for i, x in enumerate(draft)], dtype=torch.long)
+        p16 = torch.tensor([int(p[i, x] * 16) for i, x in enumerate(draft)], dtype=torch.long)
+        ties = (torch.rand(g, generator=rng) < 0.25) & (q16 > 0) & ((q16 & (q16 - 1)) == 0) & (p16 > 0) & (p16 < q16)
+        u = torch.where(ties, p16.double() / q16.clamp(min=1).double(), u)
+        noise = torch.empty(vocab, dtype=torch.float64).exponential_(generator=rng)
+        case = (draft, q, p, u, noise)
+        if robust(ref, case, ties):
+            return case
+
+
+def expect_verify_case(sub, ref, case: tuple, dtype=torch.float64) -> None:
+    """The submission's verify on `case` (tensors cast to `dtype`) equals the reference's answer."""
+    draft, q, p, u, noise = (case[0], *(t.to(dtype) for t in case[1:]))
+    expected = ref.verify(draft, q, p, u, noise)
+    expect_tokens(sub.verify(list(draft), q, p, u, noise), expected, verify_text(draft, q, p, u, noise),
+                  verify_predictions(ref, draft, q, p, u, noise))
+
+
+@check("verify_random_cases", points=3, hint="verify",
+       title="verify agrees with the reference on random drafts, including q = 0 drafts and exact ties")
+def test_verify_random_cases(sub, rng):
+    ref = reference("speculative")
+    for _ in range(40):
+        expect_verify_case(sub, ref, random_case(ref, rng))
+
+
+@check("verify_float32_inputs", points=1, hint="verify",
+       title="verify gives the same answers for float32 distributions, uniforms and noise")
+def test_verify_float32_inputs(sub, rng):
+    ref = reference("speculative")
+    for _ in range(15):
+        expect_verify_case(sub, ref, random_case(ref, rng), torch.float32)
+
+
+@check("formulas_random_arguments", points=2, hint="expected_tokens_per_iteration",
+       title="expected_tokens_per_iteration and expected_speedup agree with the reference on random arguments")
+def test_formulas_random_arguments(sub, rng):
+    ref = reference("speculative")
+    for i in range(20):
+        alpha = (0.0, 1.0)[i] if i < 2 else round(float(torch.rand((), generator=rng)) * 0.99, 6)
+        gamma = int(torch.randint(0, 13, (), generator=rng))
+        c = round(float(torch.rand((), generator=rng)), 6)
+        for name, args in (("expected_tokens_per_iteration", (alpha, gamma)), ("expected_speedup", (alpha, gamma, c))):
+            expected = getattr(ref, name)(*args)
+            what = f"{name}{args}"
+            actual = expect_type(getattr(sub, name)(*args), (float, int), what)
+            if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+                fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+
+
+@check("generate_distribution_fresh_seed", points=3, hint="speculative_generate",
+       title="speculative_generate's first tokens follow the target's distribution, for a fresh seed and prompt")
+def test_generate_distribution_fresh_seed(sub, seed):
+    # The public test with a fresh generator seed and prompt token (the toy rows are shifts of each other, so the
+    # false-fail bound 1e-6 and the misconception bounds of distribution.py hold for every prompt token).
+    expect_target_distribution(sub, [seed % 4], seed)
+
+
+@check("generate_random_settings", points=2, hint="speculative_generate",
+       title="speculative_generate keeps its stats, one target call per iteration, on random settings")
+def test_generate_random_settings(sub, rng, seed):
+    for run_seed in range(seed, seed + 6):
+        pair = sorted(TABLES)[int(torch.randint(len(TABLES), (), generator=rng))]
+        prompt = torch.randint(4, (int(torch.randint(0, 4, (), generator=rng)),), generator=rng).tolist()
+        n, gamma = int(torch.randint(1, 16, (), generator=rng)), int(torch.randint(1, 6, (), generator=rng))
+        run = generate(sub, pair, prompt, n, gamma, run_seed)
+        expect_one_target_call(run)
+        expect_stats_add_up(run)
+        if pair == "identical":
+            expect_all_accepted(run)

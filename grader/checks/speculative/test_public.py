@@ -1,0 +1,279 @@
+"""Public speculative checks: fixed verify cases in sixteenths (answers from the goldens), the Leviathan et al.
+formulas, and speculative_generate on the toy models of grader/toys/speculative.py."""
+import math
+
+import torch
+
+from grader import toys
+from grader.checks.speculative.distribution import expect_target_distribution
+from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
+                                              expect_stats_add_up, expect_tokens, generate, generate_result, toy_pair,
+                                              verify_text)
+from grader.checks.speculative.expect import sixteenths as Q
+from grader.checks.speculative.misconceptions import verify_predictions
+from grader.engine import check, expect_type, fail, golden, reference
+
+
+def stored_verify(key: str, draft_tokens, q, p, u, noise) -> dict:
+    """The golden answer of verify on these inputs, and what each misconception returns instead."""
+    def compute() -> dict:
+        ref = reference("speculative")
+        return {"expected": ref.verify(draft_tokens, q, p, u, noise),
+                "wrong": verify_predictions(ref, draft_tokens, q, p, u, noise)}
+    return golden(key, compute)
+
+
+def expect_verify(sub, key: str, draft_tokens, q, p, u, noise, allowed=()) -> None:
+    """Call the submission's verify and compare it with the golden `key`."""
+    case = stored_verify(key, draft_tokens, q, p, u, noise)
+    actual = sub.verify(list(draft_tokens), q, p, u, noise)
+    expect_tokens(actual, case["expected"], verify_text(draft_tokens, q, p, u, noise),
+                  [tuple(w) for w in case["wrong"]], allowed)
+
+
+@check("verify_bonus_token", points=2, hint="verify",
+       title="verify accepts a whole draft and adds the bonus token from the last row of p")
+def test_verify_bonus_token(sub):
+    # x1 = 2 with p/q = 1/2 and u = 1/4; x2 = 0 with p = q; x3 = 3 with p/q = 2: all accepted.
+    # The bonus race p4 / noise = [2, 4, 12, 4]/16 picks 2, not the most likely token 1.
+    draft = [2, 0, 3]
+    q = Q([[2, 2, 8, 4], [8, 4, 2, 2], [4, 4, 6, 2]])
+    p = Q([[4, 4, 4, 4], [8, 4, 2, 2], [2, 2, 8, 4], [1, 8, 3, 4]])
+    expect_verify(sub, "verify_bonus", draft, q, p, Q([4, 15, 12]), torch.tensor([0.5, 2.0, 0.25, 1.0]).double())
+    # a single draft accepted because p(x) > q(x): u = 15/16 is below the ratio 2
+    expect_verify(sub, "verify_bonus_single", [1], Q([[8, 4, 2, 2]]), Q([[2, 8, 4, 2], [2, 2, 2, 10]]),
+                  Q([15]), torch.tensor([1.0, 1.0, 0.25, 1.0]).double())
+
+
+@check("verify_acceptance_rule", points=2, hint="verify",
+       title="verify accepts x exactly when u <= p(x) / q(x)")
+def test_verify_acceptance_rule(sub):
+    q = Q([[2, 8, 4, 2]])
+    noise = torch.tensor([0.75, 1.5, 0.5, 1.25]).double()
+    # p(1)/q(1) = 1/2: u = 1/4 accepts, u = 3/4 rejects
+    p_half = Q([[6, 4, 2, 4], [4, 4, 4, 4]])
+    expect_verify(sub, "verify_rule_accept_below", [1], q, p_half, Q([4]), noise)
+    expect_verify(sub, "verify_rule_reject_above", [1], q, p_half, Q([12]), noise)
+    # p(1)/q(1) = 3/2: every u accepts
+    p_more = Q([[3, 12, 1, 0], [4, 4, 4, 4]])
+    expect_verify(sub, "verify_rule_accept_ratio_above_one", [1], q, p_more, Q([12]),
+                  torch.tensor([0.25, 2.0, 1.0, 1.0]).double())
+    # the target forbids x = 3 (p(3) = 0): any u > 0 rejects
+    p_forbid = Q([[6, 6, 4, 0], [4, 4, 4, 4]])
+    expect_verify(sub, "verify_rule_reject_forbidden", [3], q, p_forbid, Q([1]), noise)
+
+
+@check("verify_residual", points=2, hint="verify",
+       title="at the first rejection verify draws the last token from max(0, p - q)")
+def test_verify_residual(sub):
+    # x1 = 0 is accepted (p = q); x2 = 1 is rejected (p/q = 1/4 < u = 1/2); x3 is never looked at.
+    # The residual max(0, p2 - q2) = [4, 0, 0, 2]/16 races to token 3, whereas p2 itself would give token 2.
+    draft = [0, 1, 1]
+    q = Q([[8, 4, 2, 2], [2, 8, 4, 2], [4, 4, 4, 4]])
+    p = Q([[8, 4, 2, 2], [6, 2, 4, 4], [4, 4, 4, 4], [4, 4, 4, 4]])
+    expect_verify(sub, "verify_residual", draft, q, p, Q([8, 8, 0]), torch.tensor([4.0, 1.0, 0.5, 1.0]).double())
+    # rejected at the first position: nothing accepted, one residual token
+    expect_verify(sub, "verify_residual_first", [2], Q([[2, 2, 10, 2]]), Q([[2, 6, 4, 4], [4, 4, 4, 4]]),
+                  Q([12]), torch.tensor([0.1, 1.0, 0.3, 1.5]).double())
+
+
+@check("verify_zero_draft_probability", points=1, hint="verify",
+       title="verify rejects a draft token that q gives probability 0, whatever u is")
+def test_verify_zero_draft_probability(sub):
+    # q(2) = 0 while p(2) > 0: p/q is not a probability, so the token is rejected even with u = 0
+    expect_verify(sub, "verify_zero_q", [2], Q([[8, 4, 0, 4]]), Q([[4, 4, 4, 4], [2, 2, 2, 10]]), Q([0]),
+                  torch.tensor([1.0, 0.5, 2.0, 1.0]).double())
+    # p = q and x has probability 0 under both: the residual is all zero, so the last token comes from p,
+    # here token 3 (p / noise = [4, 0, 4, 8]/16)
+    expect_verify(sub, "verify_zero_residual", [0, 1], Q([[4, 4, 4, 4], [8, 0, 4, 4]]),
+                  Q([[4, 4, 4, 4], [8, 0, 4, 4], [4, 4, 4, 4]]), Q([0, 0]),
+                  torch.tensor([2.0, 0.5, 1.0, 0.5]).double())
+
+
+@check("verify_ties", points=1, hint="verify",
+       title="verify accepts at u = p(x) / q(x) and may break a tie of the race either way")
+def test_verify_ties(sub):
+    noise = torch.ones(4, dtype=torch.float64)
+    # u equals the ratio exactly (2/4 = 1/2, exact in binary): accepted
+    expect_verify(sub, "verify_tie_ratio", [0], Q([[4, 4, 4, 4]]), Q([[2, 6, 4, 4], [1, 5, 6, 4]]), Q([8]),
+                  torch.tensor([1.0, 2.0, 1.0, 1.0]).double())
+    # rejected (p/q = 1/5 < 1/2); the residual [4, 0, 4, 0]/16 against equal noise: token 0 and token 2 tie
+    draft, q, p, u = [1], Q([[2, 10, 2, 2]]), Q([[6, 2, 6, 2], [4, 4, 4, 4]]), Q([8])
+    allowed = golden("verify_tie_race_answers", lambda: tie_answers(reference("speculative"), draft, q, p, u, noise))
+    expect_verify(sub, "verify_tie_race", draft, q, p, u, noise, allowed=[list(a) for a in allowed])
+
+
+def tie_answers(ref, draft_tokens, q, p, u, noise) -> list:
+    """Every answer of the reference when one noise entry is nudged either way: all tie-breaks of the race."""
+    answers = set()
+    for v in range(noise.shape[0]):
+        for factor in (1 - 1e-9, 1 + 1e-9):
+            nudged = noise.clone()
+            nudged[v] *= factor
+            answers.add(tuple(ref.verify(draft_tokens, q, p, u, nudged)))
+    return sorted(answers)
+
+
+@check("verify_empty_draft", points=1, hint="verify",
+       title="verify with no draft tokens returns one token from p")
+def test_verify_empty_draft(sub):
+    expect_verify(sub, "verify_empty", [], torch.zeros(0, 4, dtype=torch.float64), Q([[2, 6, 4, 4]]),
+                  torch.zeros(0, dtype=torch.float64), torch.tensor([0.5, 2.0, 0.25, 1.0]).double())
+
+
+@check("verify_bad_arguments", points=1, hint="verify",
+       title="verify raises ValueError naming a tensor whose shape does not fit")
+def test_verify_bad_arguments(sub):
+    q, p, u, noise = Q([[4] * 4] * 2), Q([[4] * 4] * 3), Q([8, 8]), torch.ones(4, dtype=torch.float64)
+    for name, args in (("p", (q, p[:2], u, noise)), ("u", (q, p, Q([8, 8, 8]), noise)),
+                       ("noise", (q, p, u, torch.ones(3, dtype=torch.float64)))):
+        expect_names(name, f"verify with 2 draft tokens and {name} of shape "
+                           f"{list(args[('q', 'p', 'u', 'noise').index(name)].shape)}", sub.verify, [1, 2], *args)
+
+
+# Expected tokens and speedup: Leviathan et al. (2023), expected tokens per iteration and walltime
+# improvement factor; answers from the goldens.
+FORMULA_CASES = [(0.0, 3), (0.5, 1), (0.6, 7), (0.8, 4), (0.9, 2), (1.0, 4), (0.75, 0)]
+SPEEDUP_CASES = [(0.8, 4, 0.05), (0.6, 3, 0.1), (0.9, 5, 0.0), (1.0, 4, 0.2), (0.0, 3, 0.1), (0.7, 2, 1.0)]
+
+
+def expect_number(actual, expected: float, what: str) -> None:
+    """Fail unless `actual` is a number within a relative 1e-9 of `expected`."""
+    expect_type(actual, (float, int), what)
+    if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+
+
+@check("expected_tokens_formula", points=2, hint="expected_tokens_per_iteration",
+       title="expected_tokens_per_iteration is (1 - alpha**(gamma+1)) / (1 - alpha), gamma + 1 at alpha = 1")
+def test_expected_tokens_formula(sub):
+    for alpha, gamma in FORMULA_CASES:
+        expected = golden(f"tokens_{alpha}_{gamma}",
+                          lambda: reference("speculative").expected_tokens_per_iteration(alpha, gamma))
+        expect_number(sub.expected_tokens_per_iteration(alpha, gamma), expected,
+                      f"expected_tokens_per_iteration(alpha={alpha}, gamma={gamma})")
+
+
+@check("expected_speedup_formula", points=1, hint="expected_speedup",
+       title="expected_speedup is the expected tokens per iteration over gamma*c + 1")
+def test_expected_speedup_formula(sub):
+    for alpha, gamma, c in SPEEDUP_CASES:
+        expected = golden(f"speedup_{alpha}_{gamma}_{c}",
+                          lambda: reference("speculative").expected_speedup(alpha, gamma, c))
+        expect_number(sub.expected_speedup(alpha, gamma, c), expected,
+                      f"expected_speedup(alpha={alpha}, gamma={gamma}, c={c})")
+
+
+@check("formula_bad_arguments", points=1, hint="expected_speedup",
+       title="the formulas raise ValueError naming alpha, gamma or c when it is out of range")
+def test_formula_bad_arguments(sub):
+    for alpha in (1.5, -0.1):
+        expect_names("alpha", f"expected_tokens_per_iteration(alpha={alpha}, gamma=3)",
+                     sub.expected_tokens_per_iteration, alpha, 3)
+    expect_names("gamma", "expected_tokens_per_iteration(alpha=0.5, gamma=-1)", sub.expected_tokens_per_iteration,
+                 0.5, -1)
+    expect_names("alpha", "expected_speedup(alpha=2.0, gamma=3, c=0.1)", sub.expected_speedup, 2.0, 3, 0.1)
+    expect_names("c", "expected_speedup(alpha=0.5, gamma=3, c=-0.5)", sub.expected_speedup, 0.5, 3, -0.5)
+
+
+# speculative_generate on the toy models -------------------------------------------------------------------
+@check("generate_stats_add_up", points=2, hint="speculative_generate",
+       title="speculative_generate returns max_new_tokens tokens and stats that agree with the models' call counts")
+def test_generate_stats_add_up(sub, seed):
+    for prompt, n, gamma in (([1], 9, 3), ([3, 0], 1, 2), ([2], 7, 1)):
+        expect_stats_add_up(generate(sub, "mismatch", prompt, n, gamma, seed))
+
+
+@check("generate_one_target_call_per_iteration", points=2, hint="speculative_generate",
+       title="speculative_generate verifies each iteration's drafts with exactly one target.score call")
+def test_generate_one_target_call_per_iteration(sub, seed):
+    expect_one_target_call(generate(sub, "mismatch", [2], 10, 3, seed))
+
+
+@check("generate_identical_draft", points=1, hint="speculative_generate",
+       title="with a draft identical to the target, speculative_generate accepts every draft token")
+def test_generate_identical_draft(sub, seed):
+    run = generate(sub, "identical", [0], 11, 3, seed)
+    if run.stats["proposed"] == 0:
+        fail(f"{run.what} drafted no tokens")
+    expect_all_accepted(run)
+
+
+@check("generate_uses_generator", points=1, hint="speculative_generate",
+       title="speculative_generate takes all randomness from the generator it is given")
+def test_generate_uses_generator(sub, seed):
+    what = "speculative_generate(target, draft, prompt=[1], max_new_tokens=12, gamma=3, generator)"
+    results = sub.make(toys.speculative.generate_twice, sub.handle("speculative_generate"), "mismatch", [1], 12, 3,
+                       seed)
+    first, second = (generate_result(result, 12, what) for result in results)
+    if first != second:
+        fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
+             f"runs, returned {first} and then {second}; draw every random number from `generator`")
+
+
+@check("generate_bad_arguments", points=1, hint="speculative_generate",
+       title="speculative_generate raises ValueError naming max_new_tokens or gamma when it is negative")
+def test_generate_bad_arguments(sub, seed):
+    for name, n, gamma in (("max_new_tokens", -1, 3), ("gamma", 5, -1)):
+        target, draft = toy_pair(sub, "mismatch")
+        expect_names(name, f"speculative_generate(target, draft, prompt=[1], max_new_tokens={n}, gamma={gamma}, "
+                           f"generator)", sub.speculative_generate, target, draft, [1], n, gamma,
+                     sub.make(toys.generator, seed))
+
+
+@check("generate_matches_target_distribution", points=3, hint="speculative_generate",
+       title="the first tokens of speculative_generate are distributed exactly as sampling from the target")
+def test_generate_matches_target_distribution(sub, seed):
+    # 500 runs, exact binomial test per outcome of the first 3 tokens, Bonferroni over the 27 possible outcomes:
+    # false fail <= 1e-6; each distribution-changing misconception passes with probability < 1.3e-12
+    # (the calculation is in grader/checks/speculative/distribution.py).
+    expect_target_distribution(sub, [0], seed)
+
+
+# Tokens per iteration on the "alpha75" toys, where sum_x min(p(x), q(x)) = 3/4 after every prefix, so each
+# draft token is accepted with probability ALPHA independently of the others (Leviathan et al., 2023), and
+# the first iteration of each run (gamma drafts, as max_new_tokens = gamma + 1) accepts A drafts with
+# P(A = a) = ALPHA**a (1 - ALPHA) for a < GAMMA and ALPHA**GAMMA for a = GAMMA; E[A] + 1 = f(ALPHA), the formula.
+# Bounds: Hoeffding's inequality P(|mean - E| >= eps) <= 2 exp(-2 RUNS eps^2 / range^2) over RUNS i.i.d. runs;
+# two events, each failing with probability <= 5e-7, so a correct submission fails with probability <= 1e-6:
+#   2 exp(-2 RUNS eps^2 / range^2) = 5e-7  <=>  eps = range * sqrt(ln(4e6) / (2 RUNS)) = range * 0.0872.
+#  - A lies in [0, GAMMA]: |mean A - E[A]| <= eps_a = 2 * 0.0872 = 0.174.
+#  - T = drafts verified (A + [A < GAMMA]); Z = A - ALPHA T has mean 0 (Wald's identity) and lies in
+#    [-ALPHA, GAMMA (1 - ALPHA)], a range of 1.25, so |alpha_hat - ALPHA| = |sum Z| / sum T <= |mean Z| <= 0.109.
+#  - So |mean A + 1 - f(alpha_hat)| <= eps_a + max f' * 0.109 = 0.174 + 2.72 * 0.109 = 0.47, as f' = 1 + 2a
+#    grows with a (f(ALPHA) = 2.3125). Both tolerances are computed below from these formulas.
+ALPHA, GAMMA, RUNS = 0.75, 2, 1000
+HOEFFDING = math.sqrt(math.log(4e6) / (2 * RUNS))
+EPS_ALPHA = (GAMMA * (1 - ALPHA) + ALPHA) * HOEFFDING
+EPS_TOKENS = GAMMA * HOEFFDING + sum(i * (ALPHA + EPS_ALPHA) ** (i - 1) for i in range(1, GAMMA + 1)) * EPS_ALPHA
+
+
+def leviathan_tokens(alpha: float, gamma: int) -> float:
+    """The contract's formula for the expected tokens per iteration."""
+    return gamma + 1 if alpha == 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+@check("tokens_per_iteration_match_formula", points=2, hint="speculative_generate",
+       title="on toy models, the mean tokens per iteration match the formula at the measured acceptance rate")
+def test_tokens_per_iteration_match_formula(sub, seed):
+    sub.set_timeout(30)
+    result = sub.make(toys.speculative.first_iteration_accepted, sub.handle("speculative_generate"), "alpha75", [1],
+                      GAMMA, RUNS, seed)
+    what = (f"{RUNS} runs of speculative_generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, "
+            f"gamma={GAMMA}, generator) on the toy models 'alpha75'")
+    if "bad" in result:
+        fail(f"{what}: {result['bad']}")
+    hist = result["hist"]                                                # runs accepting 0..GAMMA drafts
+    assert len(hist) == GAMMA + 1 and sum(hist) == RUNS, "the driver counts every run once"
+    accepted = sum(a * count for a, count in enumerate(hist))
+    trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
+    alpha_hat, mean_tokens = accepted / trials, 1 + accepted / RUNS
+    if abs(alpha_hat - ALPHA) > EPS_ALPHA:
+        fail(f"{what}: the first iterations accepted {accepted} of {trials} draft tokens they verified (alpha = "
+             f"{alpha_hat:.3f}); these toys accept each draft with probability sum_x min(p(x), q(x)) = {ALPHA}, "
+             f"so alpha must be within {EPS_ALPHA:.3f} of it (histogram of accepted drafts: {hist})")
+    formula = leviathan_tokens(alpha_hat, GAMMA)
+    if abs(mean_tokens - formula) > EPS_TOKENS:
+        fail(f"{what}: the first iterations yielded {mean_tokens:.3f} tokens on average, but the formula "
+             f"(1 - alpha**(gamma+1)) / (1 - alpha) at the measured alpha = {alpha_hat:.3f} gives {formula:.3f} "
+             f"(allowed difference {EPS_TOKENS:.3f}; histogram of accepted drafts: {hist})")

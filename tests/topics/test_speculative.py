@@ -1,0 +1,276 @@
+"""Project tests for the speculative topic: the reference against the solution and against exact laws, the toy
+models, the exact laws and binomial test behind the statistical checks (including their power against each
+misconception), the misconception predictions against the mutants, the stub and the hints."""
+import math
+import tomllib
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from exercises import speculative as stub
+from grader.checks.speculative import binomial, distribution, test_public
+from grader.checks.speculative.misconceptions import first_tokens_law, verify_predictions
+from grader.checks.speculative.test_hidden import random_case
+from grader.toys import speculative as toys
+from reference import speculative as ref
+from solutions import speculative as sol
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANTS = ROOT / "tests" / "mutants" / "speculative"
+FUNCTIONS = ("verify", "speculative_generate", "expected_tokens_per_iteration", "expected_speedup")
+MISCONCEPTIONS = {"deterministic_acceptance", "resample_from_target", "no_bonus_token", "ratio_inverted",
+                  "one_target_call_per_token"}
+
+
+def mutant(name: str) -> types.ModuleType:
+    """The solution module with a mutant's definitions appended, as the selftest builds it."""
+    module = types.ModuleType(f"mutant_{name}")
+    source = (ROOT / "solutions" / "speculative.py").read_text() + "\n" + (MUTANTS / f"{name}.py").read_text()
+    exec(compile(source, f"mutant_{name}", "exec"), module.__dict__)
+    return module
+
+
+def target_law(pair: str, prompt: list, k: int) -> torch.Tensor:
+    """The law of k tokens sampled from the target alone, by brute force over all V**k sequences."""
+    rows = toys.table(pair, "target")
+    law = torch.zeros(toys.V ** k, dtype=torch.float64)
+    for index in range(toys.V ** k):
+        seq = [(index // toys.V ** (k - 1 - j)) % toys.V for j in range(k)]
+        law[index] = math.prod(float(toys.probs_after(rows, prompt + seq[:j])[t]) for j, t in enumerate(seq))
+    return law
+
+
+# --- verify: reference and solution ----------------------------------------------------------------------
+
+def test_reference_and_solution_agree_on_random_cases():
+    rng = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        case = random_case(ref, rng)
+        assert sol.verify(*case) == ref.verify(*case)
+        half = (case[0], *(t.float() for t in case[1:]))
+        assert sol.verify(*half) == ref.verify(*half)
+
+
+def test_verify_first_token_follows_p_exactly():
+    """Integrating verify's answer over u and the race: the first token is distributed as p (one draft)."""
+    rng = torch.Generator().manual_seed(1)
+    for _ in range(8):
+        p, q = torch.rand(2, 5, generator=rng, dtype=torch.float64).softmax(-1) ** 3
+        p, q = p / p.sum(), q / q.sum()
+        law = torch.zeros(5, dtype=torch.float64)
+        for x in range(5):
+            ratio = float(p[x] / q[x])
+            accept = min(1.0, ratio)
+            # u just below and just above the ratio: the two answers verify can give for this draft
+            kept = ref.verify([x], q[None], torch.stack([p, p]), torch.tensor([accept * 0.999999]), torch.ones(5))
+            assert kept[0] == x
+            if accept < 1:
+                residual = (p - q).clamp(min=0)
+                for t in range(5):
+                    # the race picks t for sure when every other noise entry is huge
+                    noise = torch.full((5,), 1e30, dtype=torch.float64)
+                    noise[t] = 1.0
+                    got = ref.verify([x], q[None], torch.stack([p, p]), torch.tensor([min(1.0, ratio * 1.000001)]),
+                                     noise)
+                    assert got == [t] if residual[t] > 0 else got != [t]
+                law += q[x] * (1 - accept) * residual / residual.sum()
+            law[x] += q[x] * accept
+        torch.testing.assert_close(law, p, rtol=1e-12, atol=1e-12)
+
+
+def test_verify_shape_errors_name_the_argument():
+    q, p, u, noise = torch.full((2, 4), 0.25), torch.full((3, 4), 0.25), torch.full((2,), 0.5), torch.ones(4)
+    for module in (ref, sol):
+        for name, args in (("q", (q[:1], p, u, noise)), ("p", (q, p[:2], u, noise)), ("u", (q, p, u[:1], noise)),
+                           ("noise", (q, p, u, noise[:3]))):
+            with pytest.raises(ValueError, match=rf"\b{name}\b"):
+                module.verify([1, 2], *args)
+
+
+# --- formulas -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 0.75, 0.9, 1.0])
+@pytest.mark.parametrize("gamma", [0, 1, 4, 9])
+def test_formulas_agree_and_match_a_simulated_capped_geometric(alpha, gamma):
+    expected = ref.expected_tokens_per_iteration(alpha, gamma)
+    assert math.isclose(sol.expected_tokens_per_iteration(alpha, gamma), expected, rel_tol=1e-12)
+    # the tokens of an iteration: 1 + the number of leading successes among gamma Bernoulli(alpha) trials
+    exact = sum(min(a + 1, gamma + 1) * (alpha ** a) * ((1 - alpha) if a < gamma else 1) for a in range(gamma + 1))
+    assert math.isclose(expected, exact, rel_tol=1e-12)
+    for c in (0.0, 0.05, 1.0):
+        assert math.isclose(sol.expected_speedup(alpha, gamma, c), expected / (gamma * c + 1), rel_tol=1e-12)
+        assert math.isclose(ref.expected_speedup(alpha, gamma, c), expected / (gamma * c + 1), rel_tol=1e-12)
+
+
+def test_formula_errors_name_the_argument():
+    for module in (ref, sol):
+        for name, call in (("alpha", lambda: module.expected_tokens_per_iteration(1.5, 2)),
+                           ("gamma", lambda: module.expected_tokens_per_iteration(0.5, -1)),
+                           ("c", lambda: module.expected_speedup(0.5, 2, -1.0))):
+            with pytest.raises(ValueError, match=rf"\b{name}\b"):
+                call()
+
+
+# --- toy models ----------------------------------------------------------------------------------------------
+
+def test_toy_score_rows_are_next_probs_of_each_prefix():
+    model = toys.model("mismatch", "target")
+    tokens = [2, 0, 3, 3, 1]
+    for n in range(1, len(tokens) + 2):
+        rows = model.score(tokens, n)
+        assert rows.shape == (n, toys.V)
+        for j in range(n):
+            assert torch.equal(rows[j], model.next_probs(tokens[:len(tokens) - n + 1 + j]))
+    assert (model.score_calls, model.next_probs_calls, model.calls) == (6, 21, 27)
+    with pytest.raises(ValueError):
+        model.score(tokens, len(tokens) + 2)
+
+
+def test_alpha75_toys_accept_with_probability_three_quarters_after_every_prefix():
+    overlap = torch.minimum(toys.table("alpha75", "target"), toys.table("alpha75", "draft")).sum(-1)
+    assert torch.equal(overlap, torch.full((toys.V + 1,), 0.75, dtype=torch.float64))
+
+
+def test_mismatch_rows_are_shifts_so_every_prompt_token_is_equally_hard():
+    for role in ("target", "draft"):
+        rows = toys.table("mismatch", role)
+        for t in range(1, toys.V):
+            assert torch.equal(rows[t], rows[0].roll(t))
+
+
+# --- exact laws, the binomial test and the statistical checks' sizing ----------------------------------------
+
+@pytest.mark.parametrize("prompt", [[], [0], [2, 3]])
+def test_chain_with_the_correct_rules_is_the_target_law(prompt):
+    for k, gamma in ((1, 1), (3, 2), (2, 4)):
+        torch.testing.assert_close(first_tokens_law("mismatch", prompt, k, gamma), target_law("mismatch", prompt, k),
+                                   rtol=0, atol=1e-15)
+
+
+def test_binomial_intervals_hold_their_false_fail_share():
+    n, law = 500, first_tokens_law("mismatch", [0], 3, 2)
+    bounds = binomial.intervals(n, law, 1e-6)
+    share = 1e-6 / int((law > 0).sum())
+    for prob, (lo, hi) in zip(law.tolist(), bounds.tolist()):
+        pmf = binomial.log_pmf(n, prob).exp()
+        assert float(pmf[:lo].sum()) <= share / 2 and float(pmf[hi + 1:].sum()) <= share / 2
+        assert lo <= n * prob <= hi
+
+
+@pytest.mark.parametrize("token", range(toys.V))
+def test_distribution_check_catches_each_misconception_with_probability_above_1_minus_1e6(token):
+    k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
+    bounds = binomial.intervals(runs, first_tokens_law("mismatch", [token], k, gamma), distribution.FALSE_FAIL)
+    passes = {m: binomial.pass_bound(runs, first_tokens_law("mismatch", [token], k, gamma, m), bounds)
+              for m in distribution.LAW_MISCONCEPTIONS}
+    assert passes["resample_from_target"] < 1.3e-12                        # the figure distribution.py states
+    assert passes["deterministic_acceptance"] == 0 and passes["ratio_inverted"] < 1e-57
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_generated_tokens_pass_the_distribution_test(module):
+    k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
+    law = first_tokens_law("mismatch", [1], k, gamma)
+    counts = toys.first_tokens_counts(module.speculative_generate, "mismatch", [1], k, k + gamma, gamma, runs, 7)
+    assert sum(counts["counts"]) == runs
+    assert binomial.outside(counts["counts"], binomial.intervals(runs, law, 1e-6)) == []
+
+
+@pytest.mark.parametrize("name", ["resample_from_target", "ratio_inverted", "deterministic_acceptance"])
+def test_mutant_generations_follow_their_misconception_law(name):
+    k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
+    counts = toys.first_tokens_counts(mutant(name).speculative_generate, "mismatch", [2], k, k + gamma, gamma, runs,
+                                      3)["counts"]
+    law = first_tokens_law("mismatch", [2], k, gamma, name)
+    assert binomial.outside(counts, binomial.intervals(runs, law, 1e-6)) == []
+    assert binomial.outside(counts, binomial.intervals(runs, first_tokens_law("mismatch", [2], k, gamma), 1e-6))
+
+
+def test_formula_check_tolerances_are_the_documented_ones():
+    assert math.isclose(test_public.EPS_ALPHA, 0.109, abs_tol=5e-4)
+    assert math.isclose(test_public.EPS_TOKENS, 0.47, abs_tol=5e-3)
+    # each Hoeffding event has probability 2 exp(-2 RUNS eps^2 / range^2) = 5e-7 at these tolerances
+    assert math.isclose(2 * math.exp(-2 * test_public.RUNS * test_public.HOEFFDING ** 2), 5e-7, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_first_iteration_histogram_is_the_capped_geometric(module):
+    gamma, runs = test_public.GAMMA, 2000
+    hist = toys.first_iteration_accepted(module.speculative_generate, "alpha75", [1], gamma, runs, 11)["hist"]
+    alpha = test_public.ALPHA
+    for a, count in enumerate(hist):
+        prob = alpha ** a * ((1 - alpha) if a < gamma else 1)
+        assert abs(count - runs * prob) < 6 * math.sqrt(runs * prob * (1 - prob))
+
+
+# --- generate ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_generate_spends_one_target_call_per_iteration_and_counts_its_stats(module):
+    for pair, n, gamma in (("mismatch", 13, 3), ("identical", 10, 2), ("alpha75", 1, 4), ("mismatch", 0, 1)):
+        target, draft = toys.model(pair, "target"), toys.model(pair, "draft")
+        tokens, stats = module.speculative_generate(target, draft, [1], n, gamma, torch.Generator().manual_seed(n))
+        assert len(tokens) == n and all(0 <= t < toys.V for t in tokens)
+        assert stats["iterations"] == stats["target_calls"] == target.score_calls and target.next_probs_calls == 0
+        assert stats["draft_calls"] == draft.calls and stats["accepted"] + stats["iterations"] == n
+        if pair == "identical":
+            assert stats["accepted"] == stats["proposed"]
+    for name, args in (("max_new_tokens", (-1, 2)), ("gamma", (3, 0))):
+        with pytest.raises(ValueError, match=name):
+            module.speculative_generate(target, draft, [1], *args, torch.Generator())
+
+
+# --- misconception predictions against the mutants ------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["deterministic_acceptance", "ratio_inverted", "resample_from_target",
+                                  "no_bonus_token"])
+def test_verify_predictions_match_the_mutant_whenever_it_differs(name):
+    broken = mutant(name).verify
+    rng = torch.Generator().manual_seed(5)
+    differed = named = 0
+    for _ in range(200):
+        case = random_case(ref, rng)
+        got, right = broken(*case), ref.verify(*case)
+        if got != right:
+            predictions = verify_predictions(ref, *case)
+            differed += 1
+            named += (name, got) in predictions
+            # never another id; no id at all only where two misconceptions give this same answer
+            assert all(mid == name for mid, tokens in predictions if tokens == got)
+    assert differed >= 10 and named >= 0.8 * differed
+
+
+def test_one_target_call_mutant_calls_the_target_per_position():
+    target, draft = toys.model("mismatch", "target"), toys.model("mismatch", "draft")
+    _, stats = mutant("one_target_call_per_token").speculative_generate(target, draft, [1], 10, 3,
+                                                                        torch.Generator().manual_seed(0))
+    assert target.score_calls == 0 and target.next_probs_calls == stats["proposed"] + stats["iterations"]
+
+
+# --- stub, mutants and hints ---------------------------------------------------------------------------------
+
+def test_stub_has_the_contract_api_and_raises_not_implemented():
+    calls = {"verify": ([], torch.zeros(0, 2), torch.ones(1, 2) / 2, torch.zeros(0), torch.ones(2)),
+             "speculative_generate": (None, None, [0], 1, 1, torch.Generator()),
+             "expected_tokens_per_iteration": (0.5, 2), "expected_speedup": (0.5, 2, 0.1)}
+    for name in FUNCTIONS:
+        assert getattr(stub, name).__doc__
+        with pytest.raises(NotImplementedError, match="TODO"):
+            getattr(stub, name)(*calls[name])
+
+
+def test_one_mutant_per_misconception_each_with_a_docstring():
+    assert {p.stem for p in MUTANTS.glob("*.py")} == MISCONCEPTIONS
+    for name in MISCONCEPTIONS:
+        assert mutant(name).__dict__  # compiles and runs on top of the solution
+        assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')
+
+
+def test_hints_cover_every_function_and_misconception():
+    hints = tomllib.loads((ROOT / "grader" / "hints" / "speculative.toml").read_text())
+    assert set(hints["functions"]) == set(FUNCTIONS)
+    for levels in hints["functions"].values():
+        assert set(levels) == {"1", "2", "3"} and all(text.strip() for text in levels.values())
+    assert set(hints["misconceptions"]) == MISCONCEPTIONS
