@@ -8,9 +8,12 @@ from pathlib import Path
 
 import click
 
+import torch
+
 from grader.engine.runner import zygote
 
 zygote()  # fork the warm zygote before this process computes anything
+torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
 from grader import hints, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402

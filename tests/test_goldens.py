@@ -10,16 +10,6 @@ from grader.topics import all_topics
 TOPICS = [t for t in all_topics() if (goldens.CHECKS_DIR / t / "goldens.pt").exists()]
 
 
-def same(a, b):
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
 @pytest.mark.parametrize("topic", TOPICS)
 def test_goldens_match_the_reference(topic):
     stored = torch.load(goldens.CHECKS_DIR / topic / "goldens.pt", weights_only=True)
@@ -27,5 +17,5 @@ def test_goldens_match_the_reference(topic):
     assert doc["score"] == doc["max_score"]
     fresh = goldens.recorded(topic).values
     assert fresh.keys() == stored.keys()
-    stale = [k for k in fresh if not same(fresh[k], stored[k])]
+    stale = [k for k in fresh if not goldens._equal(fresh[k], stored[k])]
     assert not stale, f"stale goldens of {topic}: {stale[:5]}; run `infergrade goldens {topic}`"

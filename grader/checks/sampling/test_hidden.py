@@ -1,0 +1,192 @@
+"""Hidden sampling checks: fresh random cases from the seed (ties, peaked, flat and extreme logits; float64,
+float32, float16 and bfloat16), compared with the live reference."""
+import torch
+
+from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect_names, expect_race, fail_on,
+                                           filtered_probs_problem, top_k_problem, top_p_problem)
+from grader.checks.sampling.misconceptions import filtered_probs_candidates
+from grader.engine import check, expect_close, expect_equal, reference, tolerance
+
+CASES = 30  # random cases per check
+DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
+KINDS = ("normal", "ties", "peaked", "flat", "extreme")
+# Powers of two divide exactly in every dtype, so float32/float16/bfloat16 callers see the same scaled logits as
+# the float64 reference (a rounded quotient could turn two distinct logits into a tie at the top-k boundary).
+EXACT_TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
+SLACK = 1e-5  # contract: either answer where the deciding mass is within 1e-5 of p (inputs not exact decimals)
+
+
+def pick(rng: torch.Generator, options):
+    """One of `options`, uniformly."""
+    return options[int(torch.randint(len(options), (), generator=rng))]
+
+
+def uniform(rng: torch.Generator, low: float, high: float) -> float:
+    return low + (high - low) * float(torch.rand((), generator=rng, dtype=torch.float64))
+
+
+def random_shape(rng: torch.Generator) -> tuple[int, ...]:
+    """[V], [B, V] or [B, T, V] with a small vocabulary (V = 1 included)."""
+    return (*pick(rng, [(), (3,), (2, 3)]), pick(rng, [1, 2, 5, 8, 17, 32]))
+
+
+def random_logits(rng: torch.Generator, kind: str, dtype: torch.dtype) -> torch.Tensor:
+    """Logits of a random shape and the given kind, in `dtype`; every row keeps at least one finite logit."""
+    shape = random_shape(rng)
+    normal = torch.randn(shape, generator=rng, dtype=torch.float64)
+    if kind == "normal":
+        x = normal * uniform(rng, 0.5, 3.0)
+    elif kind == "ties":  # few distinct values: many exact ties
+        x = torch.randint(-2, 3, shape, generator=rng).double() * 0.5
+    elif kind == "peaked":  # one dominant token per row
+        peak = torch.randint(shape[-1], (*shape[:-1], 1), generator=rng)
+        x = normal.scatter_add(-1, peak, torch.full(peak.shape, 8.0, dtype=torch.float64))
+    elif kind == "flat":  # nearly or exactly uniform
+        x = normal * 0.02 if bool(torch.rand((), generator=rng) < 0.5) else torch.full(shape, 0.5, dtype=torch.float64)
+    else:  # extreme: +-1e4 next to ordinary values (integers: exact in float32)
+        values = torch.tensor([-1e4, 1e4, 1e4 - 1, -1.0, 0.0, 2.0], dtype=torch.float64)
+        x = values[torch.randint(len(values), shape, generator=rng)]
+    if kind != "extreme" and bool(torch.rand((), generator=rng) < 0.25):  # some tokens already filtered out
+        holes = torch.rand(shape, generator=rng) < 0.3
+        holes.scatter_(-1, x.argmax(dim=-1, keepdim=True), False)
+        x = x.masked_fill(holes, float("-inf"))
+    return x.to(dtype)
+
+
+def random_case(rng: torch.Generator) -> tuple[str, torch.dtype, torch.Tensor]:
+    kind, dtype = pick(rng, KINDS), pick(rng, DTYPES)
+    return kind, dtype, random_logits(rng, kind, dtype)
+
+
+def random_temperature(rng: torch.Generator, kind: str, dtype: torch.dtype) -> float:
+    """Any temperature for moderate float64 logits; a power of two otherwise (see EXACT_TEMPERATURES)."""
+    if dtype == torch.float64 and kind != "extreme" and bool(torch.rand((), generator=rng) < 0.7):
+        return uniform(rng, 0.5, 3.0)
+    return pick(rng, EXACT_TEMPERATURES)
+
+
+def random_p(rng: torch.Generator, logits: torch.Tensor) -> float:
+    """p in (0, 1]: uniform, 1, tiny, or exactly the float64 mass of a row's top tokens (a boundary case)."""
+    choice = pick(rng, ["uniform", "uniform", "one", "tiny", "boundary"])
+    if choice == "uniform":
+        return uniform(rng, 0.05, 0.99)
+    if choice == "one":
+        return 1.0
+    if choice == "tiny":
+        return 1e-3
+    probs = torch.softmax(logits.to(torch.float64).reshape(-1, logits.shape[-1])[0], dim=-1)
+    mass = float(probs.sort(descending=True).values[: pick(rng, [1, 2, 3])].sum())
+    return min(max(mass, 1e-3), 1.0)
+
+
+def label(kind: str, logits: torch.Tensor) -> str:
+    return f"{kind} {str(logits.dtype).removeprefix('torch.')} logits {list(logits.shape)}"
+
+
+@check("apply_temperature_random", points=2, hint="apply_temperature",
+       title="apply_temperature matches logits / temperature on random logits of every dtype")
+def test_apply_temperature_random(sub, rng):
+    ref = reference("sampling")
+    for _ in range(CASES):
+        kind, dtype, logits = random_case(rng)
+        temperature = uniform(rng, 0.25, 4.0)
+        exact = ref.apply_temperature(logits.to(torch.float64), temperature)
+        atol, rtol = tolerance(exact, ref.apply_temperature(logits, temperature), torch.finfo(dtype).tiny)
+        on_probs = torch.softmax(logits.to(torch.float64), dim=-1) / temperature
+        expect_close(sub.apply_temperature(logits, temperature), exact,
+                     f"apply_temperature({label(kind, logits)}, temperature={temperature:.4g})", atol, rtol,
+                     misconceptions={"temperature_on_probs": on_probs})
+
+
+@check("bad_arguments_random", points=1, hint="filtered_probs",
+       title="a temperature <= 0, k < 1 or p outside (0, 1] raises ValueError naming the argument")
+def test_bad_arguments_random(sub, rng):
+    logits = torch.randn(2, 5, generator=rng)
+    for _ in range(4):
+        temperature = pick(rng, [0.0, -uniform(rng, 1e-3, 5.0)])
+        k = pick(rng, [0, -int(torch.randint(1, 5, (), generator=rng))])
+        p = pick(rng, [0.0, -uniform(rng, 1e-3, 1.0), 1.0 + uniform(rng, 1e-6, 2.0)])
+        expect_names(sub.apply_temperature, ("temperature",), f"apply_temperature(logits, {temperature})", logits,
+                     temperature)
+        expect_names(sub.top_k_filter, ("k", "top_k"), f"top_k_filter(logits, {k})", logits, k)
+        expect_names(sub.top_p_filter, ("p", "top_p"), f"top_p_filter(logits, {p})", logits, p)
+        expect_names(sub.filtered_probs, ("temperature",), f"filtered_probs(logits, temperature={temperature})",
+                     logits, temperature=temperature)
+        expect_names(sub.filtered_probs, ("top_k", "k"), f"filtered_probs(logits, top_k={k})", logits, top_k=k)
+        expect_names(sub.filtered_probs, ("top_p", "p"), f"filtered_probs(logits, top_p={p})", logits, top_p=p)
+
+
+@check("top_k_random", points=2, hint="top_k_filter",
+       title="top_k_filter matches the reference on random logits with ties, -inf and extreme values")
+def test_top_k_random(sub, rng):
+    ref = reference("sampling")
+    problems = []
+    for _ in range(CASES):
+        kind, dtype, logits = random_case(rng)
+        k = max(1, pick(rng, [1, 2, 3, logits.shape[-1] - 1, logits.shape[-1], logits.shape[-1] + 2]))
+        problem = top_k_problem(sub.top_k_filter(logits, k), logits, k, ref.top_k_filter(logits, k),
+                                f"top_k_filter({label(kind, logits)}, k={k})")
+        problems += [problem] if problem else []
+    fail_on(problems, ("top_k_drops_ties",))
+
+
+@check("top_p_random", points=3, hint="top_p_filter",
+       title="top_p_filter keeps an accepted nucleus on random logits, ties and boundary cases included")
+def test_top_p_random(sub, rng):
+    ref = reference("sampling")
+    problems = []
+    for _ in range(CASES):
+        kind, dtype, logits = random_case(rng)
+        p = random_p(rng, logits)
+        must, may = ref.top_p_keep_bounds(logits, p, slack=SLACK)
+        problem = top_p_problem(sub.top_p_filter(logits, p), logits, p, must, may,
+                                f"top_p_filter({label(kind, logits)}, p={p:.6g})")
+        problems += [problem] if problem else []
+    fail_on(problems, TOP_P_IDS)
+
+
+@check("filtered_probs_random", points=3, hint="filtered_probs",
+       title="filtered_probs matches the reference pipeline on random logits, temperatures, k and p")
+def test_filtered_probs_random(sub, rng):
+    ref = reference("sampling")
+    problems = []
+    for _ in range(CASES):
+        kind, dtype, logits = random_case(rng)
+        temperature = random_temperature(rng, kind, dtype)
+        top_k = pick(rng, [None, 1, 2, 3, logits.shape[-1]])
+        top_p = pick(rng, [None, random_p(rng, logits)])
+        tempered = ref.apply_temperature(logits.to(torch.float64), temperature)
+        after_k = tempered if top_k is None else ref.top_k_filter(tempered, top_k)
+        must = may = torch.isfinite(after_k)
+        if top_p is not None:
+            bounds = ref.top_p_keep_bounds(after_k, top_p, slack=SLACK)
+            must, may = must & bounds[0], may & bounds[1]
+        what = f"filtered_probs({label(kind, logits)}, temperature={temperature:.4g}, top_k={top_k}, top_p={top_p})"
+        out = sub.filtered_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+        problem = filtered_probs_problem(out, tempered, must, may, what,
+                                         filtered_probs_candidates(ref, logits, temperature, top_k, top_p))
+        problems += [problem] if problem else []
+    fail_on(problems, FILTERED_PROBS_IDS)
+
+
+@check("sample_random", points=2, hint="sample",
+       title="sample picks the exponential-race winner on random distributions, never a probability-0 token")
+def test_sample_random(sub, rng):
+    for _ in range(CASES):
+        kind, dtype = pick(rng, KINDS), pick(rng, (torch.float64, torch.float32))
+        probs = torch.softmax(random_logits(rng, kind, torch.float64), dim=-1).to(dtype)
+        noise = torch.empty(probs.shape, dtype=torch.float64).exponential_(generator=rng).clamp_min(1e-12)
+        if bool(torch.rand((), generator=rng) < 0.5):  # tiny noise where the probability is 0: 0 / tiny is still 0
+            noise = noise.masked_fill(probs == 0, 1e-30)
+        noise = noise.to(dtype)
+        expect_race(sub.sample(probs, noise), probs, noise,
+                    f"sample({kind} {str(dtype).removeprefix('torch.')} probs {list(probs.shape)}, noise)")
+
+
+@check("greedy_random", points=1, hint="greedy",
+       title="greedy matches the reference argmax (lowest index on ties) on random logits of every dtype")
+def test_greedy_random(sub, rng):
+    ref = reference("sampling")
+    for _ in range(CASES):
+        kind, dtype, logits = random_case(rng)
+        expect_equal(sub.greedy(logits), ref.greedy(logits), f"greedy({label(kind, logits)})")
