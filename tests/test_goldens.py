@@ -17,5 +17,5 @@ def test_goldens_match_the_reference(topic):
     assert doc["score"] == doc["max_score"]
     fresh = goldens.recorded(topic).values
     assert fresh.keys() == stored.keys()
-    stale = [k for k in fresh if not goldens._equal(fresh[k], stored[k])]
+    stale = [k for k in fresh if not goldens.same(fresh[k], stored[k])]
     assert not stale, f"stale goldens of {topic}: {stale[:5]}; run `infergrade goldens {topic}`"

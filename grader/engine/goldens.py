@@ -25,7 +25,7 @@ class Goldens:
     def get(self, key: str, compute):
         if self.record:
             value = compute()
-            assert key not in self.values or _equal(self.values[key], value), \
+            assert key not in self.values or same(self.values[key], value), \
                 f"golden {key!r} recorded twice with different values"
             self.values[key] = value
             return value
@@ -37,14 +37,14 @@ class Goldens:
         torch.save(self.values, self.path)
 
 
-def _equal(a, b) -> bool:
+def same(a, b) -> bool:
     """Exact equality of nested goldens (tensors by dtype, shape and value)."""
     if isinstance(a, torch.Tensor):
         return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     return a == b
 
 
