@@ -1,0 +1,85 @@
+"""Exercise: tiled (flash) attention.
+
+Attention computes softmax(q k^T / sqrt(D)) v. The naive way holds the whole [Tq, Tk] score matrix; at 8k
+tokens that is 256 MiB per head in float32. Compute the same result one [block_q, block_k] tile of scores at
+a time, keeping only a few numbers per query between tiles. Do not call
+torch.nn.functional.scaled_dot_product_attention: the grader rejects it.
+
+Shapes: q [B, H, Tq, D]; k and v [B, H, Tk, D]. Causal masking is bottom-right aligned: query i may attend
+to key j only when j <= i + (Tk - Tq), as when decoding with a KV cache (with Tq = 1 the query sees every key).
+"""
+import functools
+
+import torch
+
+
+def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
+    """Softmax attention computed one score tile at a time.
+
+    Args:
+        q: [B, H, Tq, D] queries; k, v: [B, H, Tk, D] keys and values (float32, float16 or bfloat16).
+        causal: mask keys in each query's future (bottom-right aligned, see the module docstring).
+        block_q, block_k: query rows and key rows per tile; any positive int, need not divide Tq or Tk.
+
+    Returns:
+        (o, lse): o [B, H, Tq, D] in q's dtype, the attention output with scale 1/sqrt(D);
+        lse [B, H, Tq], the natural-log logsumexp of each row of scaled (and masked) scores,
+        computed in float32 (or wider).
+
+    Accumulate in float32 and never hold more than one [block_q, block_k] tile of scores: the grader caps
+    the memory a call may use. Scores can be large (hundreds): the result must stay finite.
+
+    Raises:
+        ValueError naming the argument: block_q or block_k < 1; q, k or v not 4-d.
+    """
+    raise NotImplementedError("TODO: tiled attention with an online softmax (running max and sum per query)")
+
+
+def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
+    """Score storage of one (batch, head) for naive versus tiled attention.
+
+    Args:
+        tq, tk: query and key lengths; d: head dim; block_q, block_k: tile sizes; dtype_bytes: bytes per score.
+
+    Returns:
+        {"naive_scores": bytes of the full score matrix,
+         "tiled_scores": bytes of the largest score tile the tiled algorithm holds at once}.
+
+    Raises:
+        ValueError naming the argument when any of them is < 1.
+    """
+    raise NotImplementedError("TODO: bytes of the full score matrix and of one score tile")
+
+
+@functools.cache
+def _fwd_kernel():
+    """The Triton kernel, defined on first use so that this module imports fast and without Triton."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def attention_fwd_kernel(Q, K, V, O, LSE, TQ, TK, D, scale,
+                             CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                             BLOCK_D: tl.constexpr):
+        """One program: BLOCK_M query rows of one (batch, head) of contiguous [B*H, T, D] tensors."""
+        # TODO 1: which query rows (tl.program_id(0)) and which (batch, head) (tl.program_id(1)) this program
+        #         owns; load its q tile [BLOCK_M, BLOCK_D], masking rows >= TQ and columns >= D.
+        # TODO 2: float32 running max (start at -inf), running sum and accumulator [BLOCK_M, BLOCK_D].
+        # TODO 3: loop over key tiles of BLOCK_N rows (when CAUSAL, stop after the last key the tile's last
+        #         row may see): load k and v, scores = tl.dot(q, tl.trans(k)) * scale, set masked scores to
+        #         -inf, then update max, sum and accumulator as in tiled_attention.
+        # TODO 4: store o = accumulator / sum in O's dtype, and lse = max + log(sum).
+        pass
+
+    return attention_fwd_kernel
+
+
+def flash_attention_triton(q, k, v, causal=False):
+    """tiled_attention's contract as a Triton kernel (tile sizes are yours to choose); returns (o, lse).
+
+    Args/returns as tiled_attention; q, k, v live on the GPU, or on the CPU when TRITON_INTERPRET=1.
+    Launch _fwd_kernel() over a grid of (query tiles, B * H) programs: `_fwd_kernel()[grid](...)`, with
+    triton.cdiv for the tile count. BLOCK_D must be a power of two >= 16 (tl.dot needs it): mask the head
+    dims beyond D.
+    """
+    raise NotImplementedError("TODO: allocate o and lse, launch _fwd_kernel(), return (o, lse)")

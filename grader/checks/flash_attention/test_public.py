@@ -1,0 +1,175 @@
+"""Public flash_attention checks: fixed lattice inputs (exact in every dtype), answers from the goldens."""
+import importlib.util
+import re
+
+import pytest
+import torch
+
+from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected, split
+from grader.checks.flash_attention.inputs import lattice_qkv, with_row_scores
+from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, expect_type, fail, golden, reference
+
+FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
+MIB = 2**20
+
+
+def expect_tiled(sub, key: str, shape: tuple, causal: bool, block_q: int, block_k: int, dtype=torch.float32,
+                 salt: int = 0) -> None:
+    """tiled_attention on lattice inputs of `shape` = (B, H, Tq, Tk, D) must match the golden `key`."""
+    q, k, v = lattice_qkv(*shape, salt=salt, dtype=dtype)
+    case = golden(key, lambda: expected(reference("flash_attention"), q, k, v, causal, block_q, block_k))
+    result = sub.tiled_attention(q, k, v, causal=causal, block_q=block_q, block_k=block_k)
+    expect_attention(result, case, sub.last_call, dtype)
+
+
+@check("square", points=2, hint="tiled_attention",
+       title="tiled_attention matches exact attention (o and lse), Tq = Tk = 50, D = 64, 16x16 tiles")
+def test_square(sub):
+    expect_tiled(sub, "square", (2, 2, 50, 50, 64), causal=False, block_q=16, block_k=16, salt=10)
+
+
+@check("square_causal", points=2, hint="tiled_attention",
+       title="causal tiled_attention, Tq = Tk = 45, D = 16, 16x8 tiles")
+def test_square_causal(sub):
+    expect_tiled(sub, "square_causal", (1, 3, 45, 45, 16), causal=True, block_q=16, block_k=8, salt=20)
+
+
+@check("decode_alignment", points=2, hint="tiled_attention",
+       title="causal masking is bottom-right aligned when Tq < Tk (Tq = 1 and Tq = 6 against a cache)")
+def test_decode_alignment(sub):
+    expect_tiled(sub, "decode_one", (1, 2, 1, 37, 32), causal=True, block_q=4, block_k=16, salt=30)
+    expect_tiled(sub, "decode_six", (1, 2, 6, 40, 32), causal=True, block_q=4, block_k=16, salt=40)
+
+
+@check("tile_sizes", points=1, hint="tiled_attention",
+       title="tiles larger than the sequence, and odd tiles that do not divide it (D = 80)")
+def test_tile_sizes(sub):
+    expect_tiled(sub, "one_tile", (1, 2, 33, 33, 80), causal=False, block_q=64, block_k=64, salt=50)
+    expect_tiled(sub, "odd_tiles", (2, 1, 20, 33, 80), causal=True, block_q=7, block_k=5, salt=60)
+
+
+@check("low_precision", points=2, hint="tiled_attention",
+       title="float16 (D = 128) and bfloat16 (D = 64) inputs: o in the input dtype, float32 accumulation")
+def test_low_precision(sub):
+    expect_tiled(sub, "float16", (1, 2, 24, 40, 128), causal=True, block_q=16, block_k=16, dtype=torch.float16,
+                 salt=70)
+    expect_tiled(sub, "bfloat16", (2, 1, 30, 30, 64), causal=False, block_q=8, block_k=16, dtype=torch.bfloat16,
+                 salt=80)
+
+
+@check("large_scores", points=2, hint="tiled_attention",
+       title="scores of +-700 that overflow a naive softmax give finite, exact o and lse")
+def test_large_scores(sub):
+    q, k, v = lattice_qkv(1, 2, 12, 40, 64, salt=90)
+    targets = torch.tensor([700, 0, -700, 300, 5, -150, 120, -3, 1000, -1000, 90, 40])  # row max ~ target
+    q, k = with_row_scores(q, k, targets)
+    case = golden("large_scores", lambda: expected(reference("flash_attention"), q, k, v, False, 8, 16))
+    result = sub.tiled_attention(q, k, v, causal=False, block_q=8, block_k=16)
+    what = f"{sub.last_call} with rows of scores around {targets.tolist()}"
+    expect_finite(result, case, what, torch.float32)
+    expect_attention(result, case, what, torch.float32)
+
+
+@check("memory_8192", points=3, hint="tiled_attention",
+       title="at Tq = Tk = 8192 (D = 64) a call stays far below the 256 MiB float32 score matrix")
+def test_memory_8192(sub):
+    q, k, v = lattice_qkv(1, 1, 8192, 8192, 64, salt=100)
+    rows = torch.arange(0, 8192, 97)  # spot-check these query rows against the reference
+    case = golden("memory_8192_rows", lambda: expected(reference("flash_attention"), q[:, :, rows], k, v, False,
+                                                       512, 512))
+    # A small call first starts the child's thread pools; its peak resident memory is the baseline.
+    small = [t[:, :, :1024].clone() for t in (q, k, v)]
+    sub.tiled_attention(*small, causal=False, block_q=512, block_k=512)
+    baseline = sub.peak_rss_bytes
+    # The cap (address space) and the limit (measured resident growth) leave room for the inputs, the output,
+    # their transport and 512x512 tiles, while the full score matrix alone needs 256 MiB.
+    cap, limit = 160 * MIB, 64 * MIB
+    sub.set_timeout(30)
+    sub.set_memory_limit(cap)
+    try:
+        result = sub.tiled_attention(q, k, v, causal=False, block_q=512, block_k=512)
+    except SubmissionRaised as raised:
+        if "MemoryError" in raised.type_names or "allocate memory" in raised.message:
+            fail(f"{raised.call} ran out of memory with {cap // MIB} MiB to spare ({raised.type_name}: "
+                 f"{raised.message[:160]}); the full 8192x8192 float32 score matrix needs 256 MiB",
+                 "materializes_full_scores")
+        raise
+    what = sub.last_call
+    if baseline is not None and sub.peak_rss_bytes is not None:
+        grew = sub.peak_rss_bytes - baseline
+        if grew > limit:
+            fail(f"{what} grew the resident memory by {grew / MIB:.0f} MiB; it must stay below {limit // MIB} MiB "
+                 f"(the full score matrix is 256 MiB, a 512x512 tile 1 MiB)", "materializes_full_scores")
+    o, lse = split(result, what, torch.float32)
+    if o.shape != q.shape or lse.shape != q.shape[:3]:
+        fail(f"{what} returned o {list(o.shape)} and lse {list(lse.shape)}, expected {list(q.shape)} and "
+             f"{list(q.shape[:3])}")
+    expect_attention((o[:, :, rows], lse[:, :, rows]), case, f"{what}, query rows 0, 97, 194, ...", torch.float32)
+
+
+@check("bad_arguments", points=1, hint="tiled_attention",
+       title="tiled_attention raises ValueError naming block_q, block_k or q")
+def test_bad_arguments(sub):
+    q, k, v = lattice_qkv(1, 1, 8, 8, 16, salt=110)
+    for kwargs, name in (({"block_q": 0}, "block_q"), ({"block_k": 0}, "block_k"), ({"block_k": -4}, "block_k")):
+        message = expect_raises(ValueError, sub.tiled_attention, q, k, v, **kwargs)
+        if name not in message:
+            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+    message = expect_raises(ValueError, sub.tiled_attention, q[0], k, v)
+    if not re.search(r"\bq\b", message):
+        fail(f"{sub.last_call} (q is 3-d) raised ValueError({message!r}); the message should name 'q'")
+
+
+MEMORY_CASES = {  # key: (tq, tk, d, block_q, block_k, dtype_bytes)
+    "memory_bytes_8k_64": (8192, 8192, 64, 64, 64, 4),
+    "memory_bytes_8k_512_bf16": (8192, 8192, 64, 512, 512, 2),
+    "memory_bytes_1k_4k": (1024, 4096, 128, 128, 256, 4),
+}
+
+
+@check("memory_bytes", points=2, hint="attention_memory_bytes",
+       title="attention_memory_bytes: 256 MiB of naive scores at 8192x8192 float32 against one 64x64 tile")
+def test_memory_bytes(sub):
+    for key, args in MEMORY_CASES.items():
+        want = golden(key, lambda: reference("flash_attention").attention_memory_bytes(*args))
+        got = sub.attention_memory_bytes(*args)
+        what = sub.last_call
+        expect_type(got, dict, what)
+        for name in ("naive_scores", "tiled_scores"):
+            if name not in got:
+                fail(f"{what} returned keys {sorted(map(str, got))}; expected 'naive_scores' and 'tiled_scores'")
+            expect_type(got[name], int, f"{what}[{name!r}]")
+        expect_equal({n: got[n] for n in want}, want,
+                     f"{what} (naive holds {want['naive_scores'] / MIB:g} MiB of scores, the tiled algorithm "
+                     f"{want['tiled_scores'] / 1024:g} KiB: {want['naive_scores'] // want['tiled_scores']}x less)")
+
+
+@check("memory_bytes_bad_arguments", points=1, hint="attention_memory_bytes",
+       title="attention_memory_bytes raises ValueError naming a size below 1")
+def test_memory_bytes_bad_arguments(sub):
+    for args, name in (((0, 64, 64, 16, 16), "tq"), ((64, 64, 64, 16, 0), "block_k"),
+                       ((64, 64, 64, 16, 16, 0), "dtype_bytes")):
+        message = expect_raises(ValueError, sub.attention_memory_bytes, *args)
+        if not re.search(rf"\b{name}\b", message):
+            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+
+
+TRITON_CASES = {  # key: ((B, H, Tq, Tk, D), causal)
+    "triton_square": ((1, 2, 40, 40, 32), False),
+    "triton_causal": ((1, 1, 24, 70, 64), True),
+    "triton_decode": ((2, 1, 1, 33, 16), True),
+}
+
+
+@check("triton_kernel", points=3, hint="flash_attention_triton",
+       title="flash_attention_triton (float16) matches exact attention, causal or not, Tq <= Tk")
+def test_triton_kernel(sub):
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("Triton is not installed: the Triton level is not graded here")
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # on CPU the child runs TRITON_INTERPRET=1
+    sub.set_timeout(30)
+    for salt, (key, (shape, causal)) in enumerate(TRITON_CASES.items(), start=120):
+        q, k, v = lattice_qkv(*shape, salt=salt, dtype=torch.float16)
+        case = golden(key, lambda: expected(reference("flash_attention"), q, k, v, causal, diagnose_tiles=False))
+        result = sub.flash_attention_triton(q.to(device), k.to(device), v.to(device), causal=causal)
+        expect_attention(result, case, sub.last_call, torch.float16)
