@@ -93,7 +93,7 @@ MODULE = textwrap.dedent('''
 @pytest.fixture
 def sub(tmp_path):
     (tmp_path / "demo.py").write_text(MODULE)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
     s = Submission(zygote(), config)
     s.set_timeout(3)
     yield s
@@ -127,7 +127,7 @@ def test_crashes_and_hangs_cost_only_the_call(sub, fn, status, words):
 def test_the_next_check_gets_a_fresh_child(sub, tmp_path):
     with pytest.raises(ChildFailure):
         sub.hard_exit()
-    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
     fresh = Submission(zygote(), config)
     assert fresh.add(2, 3) == 5
     fresh.close()
@@ -188,7 +188,7 @@ def test_environment_is_scrubbed(sub):
         env = sub.environment()
     finally:
         del os.environ["INFERGRADE_SECRET"]
-    assert "INFERGRADE_SECRET" not in env and set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "TRITON_INTERPRET"}
+    assert "INFERGRADE_SECRET" not in env and set(env) <= {"PATH", "HOME", "TMPDIR", "LANG", "TRITON_INTERPRET", "TRITON_CACHE_DIR"}
 
 
 def isolation(sub):
@@ -203,7 +203,7 @@ def test_grader_files_are_unreadable_and_unwritable_under_landlock(sub, tmp_path
         with pytest.raises(SubmissionRaised, match="PermissionError"):
             sub.read(str(REPO / hidden))
     with pytest.raises(SubmissionRaised, match="PermissionError"):
-        sub.write(str(tmp_path / "results.json"))
+        sub.write(str(REPO / "results.json"))
     assert sub.read(str(tmp_path / "demo.py")).startswith("\nimport os")
 
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,8 +43,9 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         return []
     if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
         load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
-    plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES), hidden, seed,
-                         record_goldens, topic_registry.signature)
+    cache_dir = Path(tempfile.mkdtemp(prefix="infergrade-cache-"))
+    plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES, cache_dir),
+                         hidden, seed, record_goldens, topic_registry.signature)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
             "--rootdir", str(topic_registry.CHECKS_DIR), "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:warnings", "--capture=sys"]
@@ -54,6 +57,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
     try:
         pytest.main(args, plugins=[plugin])
     finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
         if saved is None:
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
         else:

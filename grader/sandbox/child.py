@@ -94,7 +94,7 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     isolation.scrub_environment(tmp, config.get("env", {}))
-    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, "/dev/null"], config["hidden"])
+    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, *config["write_roots"]], config["hidden"])
     limits = isolation.apply_rlimits(config["memory_bytes"], config["output_bytes"])
     torch.set_num_threads(1)  # see zygote.py: no OpenMP pool after a fork
     sys.dont_write_bytecode = True

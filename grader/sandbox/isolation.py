@@ -115,11 +115,14 @@ def _grant(libc, ruleset: int, path: str, access: int) -> None:
 
 
 def vm_size_bytes(pid: int | str = "self") -> int:
-    """The process's current virtual memory size (the base for an address-space cap)."""
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
+    """The process's current virtual memory size (the base for an address-space cap); 0 where unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return 0
     return 0
 
 

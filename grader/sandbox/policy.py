@@ -21,11 +21,16 @@ def hidden_paths(submission_dir: Path) -> list[str]:
     return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
 
 
-def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -> dict:
-    """The per-run part of a child's configuration (the topic is added per check)."""
+def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int, cache_dir: Path) -> dict:
+    """The per-run part of a child's configuration (the topic is added per check).
+
+    `cache_dir` is writable by every child of the run: Triton compiles a kernel once per run, not per check.
+    """
     roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
                             *[p for p in sys.path if p and os.path.isdir(p)], str(submission_dir)]
-    env = {} if torch.cuda.is_available() else {"TRITON_INTERPRET": "1"}
-    return {"read_roots": sorted(set(roots)), "hidden": hidden_paths(submission_dir),
-            "memory_bytes": memory_bytes, "output_bytes": output_bytes,
+    cuda = torch.cuda.is_available()
+    devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
+    env = {"TRITON_CACHE_DIR": str(cache_dir), **({} if cuda else {"TRITON_INTERPRET": "1"})}
+    return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", str(cache_dir), *devices],
+            "hidden": hidden_paths(submission_dir), "memory_bytes": memory_bytes, "output_bytes": output_bytes,
             "submission_dir": str(submission_dir.resolve()), "env": env}

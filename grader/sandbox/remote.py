@@ -156,6 +156,9 @@ class Child:
         return None
 
     def limit_memory(self, extra_bytes: int) -> None:
+        """Cap the child's address space at its current size plus `extra_bytes` (Linux; elsewhere a no-op)."""
+        if not hasattr(resource, "prlimit"):
+            return
         cap = vm_size_bytes(self.inner_pid) + extra_bytes
         try:
             resource.prlimit(self.inner_pid, resource.RLIMIT_AS, (cap, cap))
