@@ -35,6 +35,9 @@ MODULE = textwrap.dedent('''
     def sleep_forever():
         time.sleep(1000)
 
+    def nap(seconds):
+        time.sleep(seconds)
+
     def flood():
         while True:
             print("x" * 10000)
@@ -229,3 +232,12 @@ def _cmdline(pid):
             return f.read()
     except OSError:
         return ""
+
+
+
+def test_a_check_has_a_total_budget(sub):
+    sub._budget_left = 1.0
+    sub.nap(0.6)
+    with pytest.raises(ChildFailure) as failure:
+        sub.nap(0.6)  # only 0.4 s of the budget is left
+    assert failure.value.status == "timeout"

@@ -18,6 +18,7 @@ from grader.sandbox.isolation import vm_size_bytes
 from grader.sandbox.zygote import Zygote
 
 DEFAULT_CALL_TIMEOUT = 10.0
+CHECK_BUDGET = 120.0  # seconds of submission time one check may use over all its calls
 IMPORT_TIMEOUT = 30.0
 MEMORY_BYTES = 3 * 2**30
 OUTPUT_BYTES = 1 * 2**20
@@ -270,6 +271,7 @@ class Submission:
         self._failure: ChildFailure | None = None
         self._signature_of = signature_of or (lambda name: None)
         self._timeout = DEFAULT_CALL_TIMEOUT
+        self._budget_left = CHECK_BUDGET
         self.last_call = ""
         self.peak_rss_bytes: int | None = None
 
@@ -312,11 +314,18 @@ class Submission:
         self.last_call = what
         child = self._ensure()
         child.peak_rss_reset()
+        if self._budget_left <= 0:
+            self._failure = ChildFailure("timeout", f"the check used up its {CHECK_BUDGET:g} s budget "
+                                                    f"before {what} (the submission is too slow)")
+            raise self._failure
+        started = time.monotonic()
         try:
-            kind, value = child.request(message, self._timeout, what)
+            kind, value = child.request(message, min(self._timeout, self._budget_left), what)
         except ChildFailure as failure:
             self._failure = failure
             raise
+        finally:
+            self._budget_left -= time.monotonic() - started
         self.peak_rss_bytes = child.peak_rss()
         if kind == "raised":
             if value["type"] == "NotImplementedError":
