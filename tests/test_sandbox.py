@@ -9,7 +9,7 @@ import torch
 
 from grader.engine.runner import zygote
 from grader.sandbox.policy import REPO, sandbox_config
-from grader.sandbox.remote import ChildFailure, NotImplementedYet, Submission, SubmissionRaised
+from grader.sandbox.remote import ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised
 
 MODULE = textwrap.dedent('''
     import os, sys, time, socket, subprocess
@@ -97,10 +97,12 @@ MODULE = textwrap.dedent('''
 def sub(tmp_path):
     (tmp_path / "demo.py").write_text(MODULE)
     config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
-    s = Submission(zygote(), config)
+    pool = ChildPool(zygote())
+    s = Submission(pool, config)
     s.set_timeout(3)
     yield s
     s.close()
+    pool.close()
 
 
 def test_calls_return_decoded_values(sub):
@@ -131,9 +133,11 @@ def test_the_next_check_gets_a_fresh_child(sub, tmp_path):
     with pytest.raises(ChildFailure):
         sub.hard_exit()
     config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
-    fresh = Submission(zygote(), config)
+    pool = ChildPool(zygote())
+    fresh = Submission(pool, config)
     assert fresh.add(2, 3) == 5
     fresh.close()
+    pool.close()
 
 
 def test_sys_exit_is_reported_as_a_raise(sub):

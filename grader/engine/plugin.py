@@ -10,7 +10,7 @@ import torch
 
 from grader.engine import goldens
 from grader.engine.checks import CheckMeta
-from grader.sandbox.remote import ChildFailure, NotImplementedYet, Submission, SubmissionRaised
+from grader.sandbox.remote import ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised
 
 HIDDEN_FILE = "test_hidden.py"
 PUBLIC_SEED = 0
@@ -50,7 +50,7 @@ class ScorePlugin:
 
     def __init__(self, zygote, sandbox_config: dict, hidden: bool, seed: int, record_goldens: bool,
                  signature_of):
-        self.zygote = zygote
+        self.pool = ChildPool(zygote)
         self.sandbox_config = sandbox_config
         self.hidden = hidden
         self.run_seed = seed
@@ -100,10 +100,13 @@ class ScorePlugin:
         result: CheckResult = request.node.stash[RESULT_KEY]
         config = {**self.sandbox_config, "topic": result.topic,
                   "forbidden": list(getattr(request.module, "FORBIDDEN_CALLS", ()))}
-        submission = Submission(self.zygote, config, lambda name: self.signature_of(result.topic, name))
+        submission = Submission(self.pool, config, lambda name: self.signature_of(result.topic, name))
         yield submission
         result.isolation = submission.isolation
         submission.close()
+
+    def pytest_sessionfinish(self, session):
+        self.pool.close()
 
     # running ----------------------------------------------------------------------------------------------
     def pytest_runtest_call(self, item):

@@ -1,6 +1,7 @@
 """Run the checks of some topics against one submission: pytest in-process, children from one warm zygote."""
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ def zygote() -> Zygote:
     """The process's zygote, started on first use (the CLI starts it before computing anything)."""
     if not _zygote:
         _zygote.append(Zygote())
+        atexit.register(_zygote[0].close)
     return _zygote[0]
 
 
@@ -48,7 +50,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
                          hidden, seed, record_goldens, topic_registry.signature)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
             "--rootdir", str(topic_registry.CHECKS_DIR), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:warnings", "--capture=sys"]
+            "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "no:threadexception", "--capture=sys"]
     if record_goldens:
         for t in topics:
             goldens.start_recording(t)

@@ -70,27 +70,36 @@ def describe_status(status: int) -> str:
 
 
 class Child:
-    """One sandboxed child process serving one submission module."""
+    """One sandboxed child process serving one submission module; started at once, waited for on first use."""
 
     def __init__(self, zygote: Zygote, config: dict):
         self.zygote = zygote
+        self.topic = config["topic"]
         self.tmpdir = tempfile.mkdtemp(prefix="infergrade-child-")
         os.chmod(self.tmpdir, 0o700)
         self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
-        self.inner_pid = self._inner_pid()
+        self.inner_pid = self.pid
         self.closed = False
+        self.ready = False
         self.info = {}
-        reply = self._receive(IMPORT_TIMEOUT, f"importing {config['topic']}.py")
+
+    def wait_ready(self) -> None:
+        """Wait until the submission is imported; ChildFailure says why when it could not be."""
+        if self.ready:
+            return
+        reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py")
         if reply[0] == "import_error":
             info = reply[1]
             where = f"\n{info['where']}" if info.get("where") else ""
             self.close()
-            raise ChildFailure("error", f"could not import {config['topic']}.py: {info['type']}: "
+            raise ChildFailure("error", f"could not import {self.topic}.py: {info['type']}: "
                                         f"{info['message']}{where}")
         if reply[0] != "ready":
             self.close()
             raise ChildFailure("error", "the child sent an unexpected first message")
         self.info = reply[1] if isinstance(reply[1], dict) else {}
+        self.inner_pid = self._inner_pid()
+        self.ready = True
 
     def _inner_pid(self) -> int:
         """The process that runs the submission: the middle process's only child when a PID namespace is used."""
@@ -196,9 +205,38 @@ class Child:
         self.status = self.zygote.reap(self.pid, grace)
         return self.status
 
-    def cleanup(self) -> None:
-        self.close()
+    def discard(self) -> None:
+        """End the child without waiting for it, and remove its files."""
+        if not self.closed:
+            self.closed = True
+            self.sock.close()
+            self.zygote.discard(self.pid)
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+class ChildPool:
+    """Keeps one child started ahead, so that a check's child is imported while the previous check runs."""
+
+    def __init__(self, zygote: Zygote):
+        self.zygote = zygote
+        self.spare: tuple[str, Child] | None = None
+
+    def take(self, config: dict) -> Child:
+        key = repr(sorted(config.items()))
+        child = None
+        if self.spare is not None:
+            spare_key, spare = self.spare
+            if spare_key == key:
+                child = spare
+            else:
+                spare.discard()
+        self.spare = (key, Child(self.zygote, config))
+        return child or Child(self.zygote, config)
+
+    def close(self) -> None:
+        if self.spare is not None:
+            self.spare[1].discard()
+            self.spare = None
 
 
 def _brief(x, depth=0) -> str:
@@ -264,8 +302,8 @@ class Remote:
 class Submission:
     """The `sub` fixture: one topic module of the submission, served by a fresh child per check."""
 
-    def __init__(self, zygote: Zygote, config: dict, signature_of=None):
-        self._zygote = zygote
+    def __init__(self, pool: ChildPool, config: dict, signature_of=None):
+        self._pool = pool
         self._config = config
         self._child: Child | None = None
         self._failure: ChildFailure | None = None
@@ -302,8 +340,9 @@ class Submission:
         if self._failure is not None:
             raise self._failure
         if self._child is None:
+            self._child = self._pool.take(self._config)
             try:
-                self._child = Child(self._zygote, self._config)
+                self._child.wait_ready()
             except ChildFailure as failure:
                 self._failure = failure
                 raise
@@ -354,4 +393,4 @@ class Submission:
 
     def close(self) -> None:
         if self._child is not None:
-            self._child.cleanup()
+            self._child.discard()

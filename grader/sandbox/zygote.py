@@ -7,6 +7,7 @@ with SCM_RIGHTS; the zygote also reaps children and reports how they ended.
 """
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import resource
@@ -24,6 +25,7 @@ class Zygote:
     def __init__(self, namespaces: bool = True):
         import grader.toys  # noqa: F401 - children unpickle toys without reading grader files
 
+        gc.freeze()  # what is imported now is permanent: cheap collections, fewer copied pages in children
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
@@ -51,6 +53,10 @@ class Zygote:
         (status,) = struct.unpack("<q", child.recv(self.sock))
         return status
 
+    def discard(self, pid: int) -> None:
+        """Kill the child's process group; the zygote collects it later."""
+        child.send(self.sock, pickle.dumps(("discard", (pid, 0.0))))
+
     def close(self) -> None:
         self.sock.close()
         try:
@@ -61,11 +67,17 @@ class Zygote:
 
 def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
     isolation.die_with_parent()
+    isolation.adopt_orphans()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ended: dict[int, int] = {}  # wait statuses collected before anyone asked
+    discarded: set[int] = set()
+    spawned: set[int] = set()
     while True:
         frame = child.recv(sock)
         if frame is None:
+            _end_all(spawned)
             return
+        _collect(ended, discarded)
         kind, arg = pickle.loads(frame)
         if kind == "spawn":
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -75,22 +87,54 @@ def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
                 ours.close()
                 _child_main(theirs, arg, namespaces)
             theirs.close()
+            spawned.add(pid)
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
             ours.close()
+        elif kind == "discard":
+            _kill_group(arg[0])
+            discarded.add(arg[0])
         elif kind == "reap":
             pid, grace = arg
             deadline = time.monotonic() + grace
-            done, status = os.waitpid(pid, os.WNOHANG)
-            while not done and time.monotonic() < deadline:
+            while pid not in ended and time.monotonic() < deadline:
                 time.sleep(0.002)
-                done, status = os.waitpid(pid, os.WNOHANG)
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            if not done:
-                _, status = os.waitpid(pid, 0)
+                _collect(ended, discarded)
+            _kill_group(pid)
+            status = ended.pop(pid) if pid in ended else os.waitpid(pid, 0)[1]
             child.send(sock, struct.pack("<q", status))
+
+
+def _end_all(spawned: set[int]) -> None:
+    """The grader is done: kill every child's process group and reap everything, orphans included."""
+    for pid in spawned:
+        _kill_group(pid)
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _collect(ended: dict[int, int], discarded: set[int]) -> None:
+    """Reap every child that has ended; keep the statuses someone may still ask for."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid in discarded:
+            discarded.discard(pid)
+        else:
+            ended[pid] = status
 
 
 def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
