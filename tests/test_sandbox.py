@@ -245,3 +245,23 @@ def test_a_check_has_a_total_budget(sub):
     with pytest.raises(ChildFailure) as failure:
         sub.nap(0.6)  # only 0.4 s of the budget is left
     assert failure.value.status == "timeout"
+
+
+def test_a_dead_zygote_is_a_clear_grader_error_and_is_replaced(tmp_path):
+    import signal
+
+    from grader.engine import runner
+    from grader.sandbox.zygote import ZygoteGone
+
+    (tmp_path / "demo.py").write_text(MODULE)
+    doomed = runner.zygote()
+    os.kill(doomed.pid, signal.SIGKILL)
+    os.waitpid(doomed.pid, 0)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    with pytest.raises(ZygoteGone, match="zygote process is gone"):
+        Submission(ChildPool(doomed), config).add(1, 2)
+    fresh = runner.zygote()
+    assert fresh is not doomed and fresh.alive()
+    pool = ChildPool(fresh)
+    assert Submission(pool, config).add(1, 2) == 3
+    pool.close()

@@ -21,6 +21,8 @@ _zygote: list[Zygote] = []
 
 def zygote() -> Zygote:
     """The process's zygote, started on first use (the CLI starts it before computing anything)."""
+    if _zygote and not _zygote[0].alive():
+        _zygote.clear()
     if not _zygote:
         _zygote.append(Zygote())
         atexit.register(_zygote[0].close)

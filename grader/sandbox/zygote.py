@@ -19,6 +19,10 @@ import time
 from grader.sandbox import child, isolation
 
 
+class ZygoteGone(RuntimeError):
+    """The zygote died: a grader failure, reported as an internal error of the checks it stops."""
+
+
 class Zygote:
     """The grader's handle on the zygote process."""
 
@@ -39,9 +43,12 @@ class Zygote:
 
     def spawn(self, config: dict) -> tuple[int, socket.socket]:
         """Fork a child that serves `config`; returns its pid (its process group) and the grader's socket."""
-        child.send(self.sock, pickle.dumps(("spawn", config)))
-        msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
-        (pid,) = struct.unpack("<q", msg)
+        try:
+            child.send(self.sock, pickle.dumps(("spawn", config)))
+            msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
+            (pid,) = struct.unpack("<q", msg)
+        except (OSError, struct.error) as exc:
+            raise ZygoteGone(f"the sandbox's zygote process is gone ({exc}); no check can run") from None
         return pid, socket.socket(fileno=fds[0])
 
     def reap(self, pid: int, grace: float = 0.0) -> int:
@@ -49,13 +56,25 @@ class Zygote:
 
         `grace` seconds are given to a child that is already ending, so that its own status is reported.
         """
-        child.send(self.sock, pickle.dumps(("reap", (pid, grace))))
-        (status,) = struct.unpack("<q", child.recv(self.sock))
+        try:
+            child.send(self.sock, pickle.dumps(("reap", (pid, grace))))
+            (status,) = struct.unpack("<q", child.recv(self.sock))
+        except (OSError, struct.error, TypeError) as exc:
+            raise ZygoteGone(f"the sandbox's zygote process is gone ({exc})") from None
         return status
 
     def discard(self, pid: int) -> None:
         """Kill the child's process group; the zygote collects it later."""
-        child.send(self.sock, pickle.dumps(("discard", (pid, 0.0))))
+        try:
+            child.send(self.sock, pickle.dumps(("discard", (pid, 0.0))))
+        except OSError:
+            pass  # a zygote that is gone took its children with it
+
+    def alive(self) -> bool:
+        try:
+            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            return False
 
     def close(self) -> None:
         self.sock.close()
