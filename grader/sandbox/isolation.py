@@ -121,23 +121,23 @@ def _grant(libc, ruleset: int, path: str, access: int) -> None:
         os.close(fd)
 
 
-def vm_size_bytes(pid: int | str = "self") -> int:
-    """The process's current virtual memory size (the base for an address-space cap); 0 where unknown."""
+def status_bytes(pid: int | str, field: str) -> int | None:
+    """A size from /proc/PID/status (`VmSize`: virtual size, `VmHWM`: peak resident); None where unknown."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmSize:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) * 1024
     except OSError:
-        return 0
-    return 0
+        return None
+    return None
 
 
 def apply_rlimits(memory_bytes: int, output_bytes: int) -> dict:
     """Cap address space above the current size, output file size, core dumps."""
     limits = {}
     try:
-        cap = vm_size_bytes() + memory_bytes
+        cap = (status_bytes("self", "VmSize") or 0) + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         limits["address_space_bytes"] = cap
     except (OSError, ValueError):

@@ -14,7 +14,7 @@ import torch
 
 from grader.sandbox import child as wire
 from grader.sandbox import codec
-from grader.sandbox.isolation import vm_size_bytes
+from grader.sandbox.isolation import status_bytes
 from grader.sandbox.zygote import Zygote
 
 DEFAULT_CALL_TIMEOUT = 10.0
@@ -156,20 +156,16 @@ class Child:
             pass
 
     def peak_rss(self) -> int | None:
-        try:
-            with open(f"/proc/{self.inner_pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) * 1024
-        except OSError:
-            return None
-        return None
+        return status_bytes(self.inner_pid, "VmHWM")
 
     def limit_memory(self, extra_bytes: int) -> None:
         """Cap the child's address space at its current size plus `extra_bytes` (Linux; elsewhere a no-op)."""
         if not hasattr(resource, "prlimit"):
             return
-        cap = vm_size_bytes(self.inner_pid) + extra_bytes
+        size = status_bytes(self.inner_pid, "VmSize")
+        if size is None:
+            return
+        cap = size + extra_bytes
         try:
             resource.prlimit(self.inner_pid, resource.RLIMIT_AS, (cap, cap))
         except (OSError, ValueError):
