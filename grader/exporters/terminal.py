@@ -13,6 +13,7 @@ MARKS = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "error": ("ERRO
 
 def summary(doc: dict, verbose: bool = False) -> str:
     lines = []
+    explained: set[str] = set()  # each misconception is explained once, then named
     for topic in doc["topics"]:
         color = "green" if topic["status"] == "passed" else "red"
         lines.append(click.style(f"{topic['id']}: {topic['score']:g}/{topic['max_score']:g}", fg=color, bold=True)
@@ -26,9 +27,10 @@ def summary(doc: dict, verbose: bool = False) -> str:
                 continue
             lines += [f"      {line}" for line in c["message"].splitlines()[:24]]
             if c["misconception"]:
-                why = hints.explain(topic["id"], c["misconception"]) or ""
-                lines += textwrap.wrap(f"misconception {c['misconception']}: {why}", 100,
-                                       initial_indent="      ", subsequent_indent="        ")
+                why = "" if c["misconception"] in explained else hints.explain(topic["id"], c["misconception"])
+                explained.add(c["misconception"])
+                lines += textwrap.wrap(f"misconception {c['misconception']}" + (f": {why}" if why else " (see above)"),
+                                       100, initial_indent="      ", subsequent_indent="        ")
             if c["hint"] and c["status"] in ("failed", "error"):
                 lines.append(f"      hint: infergrade hint {c['hint']}")
     passed = sum(c["status"] == "passed" for t in doc["topics"] for c in t["checks"])

@@ -98,7 +98,8 @@ class Child:
             self.close()
             raise ChildFailure("error", "the child sent an unexpected first message")
         self.info = reply[1] if isinstance(reply[1], dict) else {}
-        self.inner_pid = self._inner_pid()
+        if self.info.get("pid_namespace"):
+            self.inner_pid = self._inner_pid()
         self.ready = True
 
     def _inner_pid(self) -> int:
