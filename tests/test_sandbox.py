@@ -265,3 +265,24 @@ def test_a_dead_zygote_is_a_clear_grader_error_and_is_replaced(tmp_path):
     pool = ChildPool(fresh)
     assert Submission(pool, config).add(1, 2) == 3
     pool.close()
+
+
+def test_without_namespaces_the_rlimits_and_timeouts_still_contain(tmp_path):
+    from grader.sandbox.zygote import Zygote
+
+    (tmp_path / "demo.py").write_text(MODULE)
+    plain = Zygote(namespaces=False)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    pool = ChildPool(plain)
+    try:
+        sub = Submission(pool, config)
+        assert sub.add(2, 2) == 4 and sub.isolation["pid_namespace"] is False
+        sub.set_timeout(1)
+        with pytest.raises(ChildFailure, match="did not finish"):
+            sub.hang()
+        crashed = Submission(pool, config)
+        with pytest.raises(ChildFailure, match="exited with code 4"):
+            crashed.hard_exit()
+    finally:
+        pool.close()
+        plain.close()
