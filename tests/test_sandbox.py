@@ -286,3 +286,18 @@ def test_without_namespaces_the_rlimits_and_timeouts_still_contain(tmp_path):
     finally:
         pool.close()
         plain.close()
+
+
+def test_a_module_that_hangs_on_import_costs_its_time_once(tmp_path, monkeypatch):
+    import grader.sandbox.remote as remote
+
+    monkeypatch.setattr(remote, "IMPORT_TIMEOUT", 1.0)
+    (tmp_path / "demo.py").write_text("while True:\n    pass\n")
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+    started = time.monotonic()
+    for _ in range(5):
+        with pytest.raises(ChildFailure, match="importing demo.py did not finish within 1 s"):
+            Submission(pool, config).add(1, 2)
+    assert time.monotonic() - started < 3
+    pool.close()

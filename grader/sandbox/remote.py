@@ -217,9 +217,13 @@ class ChildPool:
     def __init__(self, zygote: Zygote):
         self.zygote = zygote
         self.spare: tuple[str, Child] | None = None
+        self.import_failures: dict[str, ChildFailure] = {}  # a module that cannot be imported fails once
 
     def take(self, config: dict) -> Child:
+        """A started child for `config`; raises the recorded ChildFailure if this module already failed to import."""
         key = repr(sorted(config.items()))
+        if key in self.import_failures:
+            raise self.import_failures[key]
         child = None
         if self.spare is not None:
             spare_key, spare = self.spare
@@ -229,6 +233,9 @@ class ChildPool:
                 spare.discard()
         self.spare = (key, Child(self.zygote, config))
         return child or Child(self.zygote, config)
+
+    def record_import_failure(self, config: dict, failure: ChildFailure) -> None:
+        self.import_failures[repr(sorted(config.items()))] = failure
 
     def close(self) -> None:
         if self.spare is not None:
@@ -337,11 +344,12 @@ class Submission:
         if self._failure is not None:
             raise self._failure
         if self._child is None:
-            self._child = self._pool.take(self._config)
             try:
+                self._child = self._pool.take(self._config)
                 self._child.wait_ready()
             except ChildFailure as failure:
                 self._failure = failure
+                self._pool.record_import_failure(self._config, failure)
                 raise
         return self._child
 
