@@ -133,13 +133,14 @@ def status_bytes(pid: int | str, field: str) -> int | None:
     return None
 
 
-def apply_rlimits(memory_bytes: int, output_bytes: int) -> dict:
-    """Cap address space above the current size, output file size, core dumps."""
+def apply_rlimits(memory_bytes: int | None, output_bytes: int) -> dict:
+    """Cap address space `memory_bytes` above the current size (None: no cap), output file size, core dumps."""
     limits = {}
     try:
-        cap = (status_bytes("self", "VmSize") or 0) + memory_bytes
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        limits["address_space_bytes"] = cap
+        if memory_bytes is not None:
+            cap = (status_bytes("self", "VmSize") or 0) + memory_bytes
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            limits["address_space_bytes"] = cap
     except (OSError, ValueError):
         pass
     resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))

@@ -31,6 +31,8 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int, c
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
     env = {"TRITON_CACHE_DIR": str(cache_dir), **({} if cuda else {"TRITON_INTERPRET": "1"})}
+    # CUDA reserves far more address space than it uses: with a GPU the address-space cap would stop it
     return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", str(cache_dir), *devices],
-            "hidden": hidden_paths(submission_dir), "memory_bytes": memory_bytes, "output_bytes": output_bytes,
+            "hidden": hidden_paths(submission_dir), "memory_bytes": None if cuda else memory_bytes,
+            "output_bytes": output_bytes,
             "submission_dir": str(submission_dir.resolve()), "env": env}
