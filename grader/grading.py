@@ -25,7 +25,8 @@ def resolve_topics(requested: list[str] | tuple[str, ...]) -> list[str]:
 
 def resolve_submission(path: Path) -> Path:
     if not path.exists():
-        raise BadInput(f"submission folder {str(path)!r} does not exist")
+        raise BadInput(f"submission folder {str(path)!r} does not exist "
+                       f"(run from the folder that holds it, or pass --submission DIR)")
     if not path.is_dir():
         raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
     return path.resolve()
