@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
 FILE = ".infergrade-progress.json"
+MAX_BYTES = 2**20
 
 
 def path_for(submission: Path) -> Path:
@@ -13,20 +16,35 @@ def path_for(submission: Path) -> Path:
 
 
 def load(submission: Path) -> dict:
+    """The recorded progress; entries of the wrong shape (a hand-edited or hostile file) are dropped."""
+    empty = {"checks": {}, "hints": {}}
     try:
-        data = json.loads(path_for(submission).read_text())
+        fd = os.open(path_for(submission), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return empty
+            data = json.loads(f.read(MAX_BYTES))
     except (OSError, ValueError):
-        return {"checks": {}, "hints": {}}
+        return empty
     if not isinstance(data, dict):
-        return {"checks": {}, "hints": {}}
-    return {"checks": dict(data.get("checks", {})), "hints": dict(data.get("hints", {}))}
+        return empty
+    checks, hints = data.get("checks"), data.get("hints")
+    return {
+        "checks": {k: {"passed": v["passed"], "at": str(v.get("at", ""))[:40]}
+                   for k, v in (checks.items() if isinstance(checks, dict) else ())
+                   if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("passed"), bool)},
+        "hints": {k: v for k, v in (hints.items() if isinstance(hints, dict) else ())
+                  if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 3},
+    }
 
 
 def _save(submission: Path, data: dict) -> None:
     try:
-        path_for(submission).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        fd = os.open(path_for(submission), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
     except OSError:
-        pass  # a read-only workspace only loses the progress record
+        pass  # a read-only workspace (or a symlink in the file's place) only loses the progress record
 
 
 def record_checks(submission: Path, doc: dict) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import platform
+import stat
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -32,18 +34,39 @@ def tool_info() -> dict:
             "torch": torch.__version__, "triton": triton, "platform": f"{sys.platform}-{platform.machine()}"}
 
 
+MAX_HASHED_BYTES = 16 * 2**20
+
+
 def file_hashes(submission: Path) -> dict[str, str]:
+    """sha256 of each regular `*.py` file of the submission (symlinks, FIFOs and devices are not opened)."""
     if not submission.is_dir():
         return {}
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(submission.glob("*.py"))}
+    hashes = {}
+    for p in sorted(submission.glob("*.py")):
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_HASHED_BYTES:
+                hashes[p.name] = hashlib.sha256(os.read(fd, MAX_HASHED_BYTES + 1)).hexdigest()
+        finally:
+            os.close(fd)
+    return hashes
+
+
+ISOLATION_FIELDS = {"user_namespace": bool, "network_namespace": bool, "pid_namespace": bool, "landlock_abi": int,
+                    "address_space_bytes": int, "output_bytes": int}
 
 
 def isolation_level(info: dict) -> dict:
-    """Name the isolation the children reached (they report it before any submission code runs)."""
+    """Name the isolation the children reached (reported before any submission code runs); known fields only."""
+    info = {k: v for k, v in info.items() if k in ISOLATION_FIELDS and type(v) is ISOLATION_FIELDS[k]}
     ns = all(info.get(k) for k in ("user_namespace", "network_namespace", "pid_namespace"))
     ll = info.get("landlock_abi", 0) > 0
     level = "namespaces+landlock" if ns and ll else "namespaces" if ns else "landlock" if ll else "rlimits"
-    return {"level": level, **{k: v for k, v in info.items() if isinstance(v, (bool, int))}}
+    return {"level": level, **info}
 
 
 def _check_entry(r: CheckResult) -> dict:

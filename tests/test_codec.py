@@ -100,3 +100,9 @@ def test_a_recursion_bomb_is_refused():
     data = b"[" * 100_000 + b"]" * 100_000
     with pytest.raises(codec.DecodeError):
         codec.decode(struct.pack("<I", len(data)) + data + struct.pack("<I", 0))
+
+
+def test_an_oversized_structure_is_refused_before_parsing():
+    data = b"[" + b"[]," * (codec.MAX_TREE_BYTES // 3) + b"[]]"
+    with pytest.raises(codec.DecodeError, match="too large"):
+        codec.decode(struct.pack("<I", len(data)) + data + struct.pack("<I", 0))

@@ -53,3 +53,21 @@ def test_an_internal_error_gives_an_error_document(monkeypatch):
     monkeypatch.setattr(grading, "run_checks", explode)
     doc = grading.grade(EXERCISES_DIR, ["kv_cache"], hidden=False, seed=0, with_progress=False)
     assert doc["status"] == "error" and "engine exploded" in doc["error"] and problems(doc) == []
+
+
+def test_only_regular_files_are_hashed(tmp_path):
+    import os
+
+    from grader.results import file_hashes
+    (tmp_path / "a.py").write_text("x = 1\n")
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "link.py").symlink_to(SOLUTIONS_DIR / "kv_cache.py")
+    assert set(file_hashes(tmp_path)) == {"a.py"}
+
+
+def test_a_hostile_progress_file_is_ignored(tmp_path):
+    (tmp_path / ".infergrade-progress.json").write_text('{"checks": {"x": 1}, "hints": {"a": "evil", "b": 2}}')
+    (tmp_path / "kv_cache.py").write_text((SOLUTIONS_DIR / "kv_cache.py").read_text())
+    doc = grade(tmp_path, ["kv_cache"], hidden=False, seed=0)
+    assert doc["status"] == "completed" and doc["score"] == doc["max_score"]
+    assert doc["progress"] == {"checks_passed": 0, "checks_seen": 0, "hints_read": {"b": 2}}

@@ -73,6 +73,34 @@ MODULE = textwrap.dedent('''
         subprocess.Popen(["sleep", tag])
         return True
 
+    def escape(tag):
+        import ctypes
+        ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)  # no death signal
+        os.setsid()                              # out of the process group
+        subprocess.Popen(["sleep", tag], start_new_session=True)
+        time.sleep(60)
+
+    def plant_output(kind, target):
+        out = os.path.join(os.environ["TMPDIR"], "output.txt")
+        os.unlink(out)
+        os.symlink(target, out) if kind == "symlink" else os.mkfifo(out)
+        os._exit(1)
+
+    def trickle():
+        import stat, struct
+        fd = next(f for f in range(3, 64) if _is_socket(f))
+        os.write(fd, struct.pack("<Q", 1000))
+        for _ in range(20):
+            os.write(fd, b"x")
+            time.sleep(0.5)
+
+    def _is_socket(fd):
+        import stat
+        try:
+            return stat.S_ISSOCK(os.fstat(fd).st_mode)
+        except OSError:
+            return False
+
     def forge_reply():
         import pickle, struct
         from grader.sandbox import child
@@ -206,7 +234,7 @@ def isolation(sub):
 def test_grader_files_are_unreadable_and_unwritable_under_landlock(sub, tmp_path):
     if not isolation(sub).get("landlock_abi"):
         pytest.skip("Landlock is not available on this kernel")
-    for hidden in ("reference/__init__.py", "solutions/__init__.py", "grader/cli.py"):
+    for hidden in ("reference/__init__.py", "solutions/__init__.py", "grader/cli.py", "README.md", ".git/HEAD"):
         with pytest.raises(SubmissionRaised, match="PermissionError"):
             sub.read(str(REPO / hidden))
     with pytest.raises(SubmissionRaised, match="PermissionError"):
@@ -301,3 +329,31 @@ def test_a_module_that_hangs_on_import_costs_its_time_once(tmp_path, monkeypatch
             Submission(pool, config).add(1, 2)
     assert time.monotonic() - started < 3
     pool.close()
+
+
+def test_processes_that_leave_the_group_and_drop_their_death_signal_still_end(sub):
+    if not isolation(sub).get("pid_namespace"):
+        pytest.skip("PID namespaces are not available here")
+    tag = f"{time.time() % 1000 + 2000:.3f}"
+    sub.set_timeout(1)
+    with pytest.raises(ChildFailure, match="did not finish"):
+        sub.escape(tag)
+    time.sleep(0.3)
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p) == f"sleep\0{tag}\0"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_planted_output_file_neither_leaks_nor_hangs(sub, kind):
+    target = str(REPO / "grader" / "CHECKS.md")
+    started = time.monotonic()
+    with pytest.raises(ChildFailure) as failure:
+        sub.plant_output(kind, target)
+    assert "Writing checks" not in str(failure.value) and time.monotonic() - started < 5
+
+
+def test_a_reply_trickled_byte_by_byte_still_times_out(sub):
+    sub.set_timeout(2)
+    started = time.monotonic()
+    with pytest.raises(ChildFailure, match="did not finish within 2 s"):
+        sub.trickle()
+    assert time.monotonic() - started < 4

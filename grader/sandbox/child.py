@@ -12,6 +12,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 import traceback
 
 import torch
@@ -38,20 +39,25 @@ def send(sock: socket.socket, payload: bytes) -> None:
     sock.sendall(struct.pack("<Q", len(payload)) + payload)
 
 
-def recv(sock: socket.socket, limit: int = codec.MAX_MESSAGE_BYTES) -> bytes | None:
-    """One length-prefixed frame, or None at end of stream."""
-    head = _recv_exact(sock, 8)
+def recv(sock: socket.socket, limit: int = codec.MAX_MESSAGE_BYTES, deadline: float | None = None) -> bytes | None:
+    """One length-prefixed frame, or None at end of stream; socket.timeout once `deadline` (monotonic) passes."""
+    head = _recv_exact(sock, 8, deadline)
     if head is None:
         return None
     (n,) = struct.unpack("<Q", head)
     if n > limit:
         raise codec.DecodeError("message too large")
-    return _recv_exact(sock, n)
+    return _recv_exact(sock, n, deadline)
 
 
-def _recv_exact(sock, n):
+def _recv_exact(sock, n, deadline):
     buf = bytearray()
     while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("deadline passed")
+            sock.settimeout(left)  # the whole frame, not each chunk, has to arrive in time
         chunk = sock.recv(min(n - len(buf), 1 << 20))
         if not chunk:
             return None
@@ -85,7 +91,7 @@ def forbid(dotted: str) -> None:
 def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     """Isolate, import the submission, then answer requests until the grader closes the socket."""
     tmp = config["tmpdir"]
-    out = os.open(os.path.join(tmp, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    out = os.open(os.path.join(tmp, "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
@@ -94,14 +100,16 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     isolation.scrub_environment(tmp, config.get("env", {}))
-    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, *config["write_roots"]], config["hidden"])
+    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, *config["write_roots"]], config["hidden"],
+                                             config["submission_dir"])
     limits = isolation.apply_rlimits(config["memory_bytes"], config["output_bytes"])
     torch.set_num_threads(1)  # see zygote.py: no OpenMP pool after a fork
     sys.dont_write_bytecode = True
     sys.meta_path.insert(0, _ImportBlocker())
     for name in [m for m in sys.modules if any(m == b or m.startswith(b + ".") for b in BLOCKED_IMPORTS)]:
         del sys.modules[name]
-    info = {**namespaces, "landlock_abi": landlock, **limits}
+    # Said before any submission code runs: what comes later may be forged by the submission.
+    send(sock, codec.encode(("isolated", {**namespaces, "landlock_abi": landlock, **limits})))
 
     submission_dir = os.path.realpath(config["submission_dir"])
     try:
@@ -111,7 +119,7 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     except BaseException as exc:  # noqa: BLE001 - anything the import does is reported, not raised
         send(sock, codec.encode(("import_error", describe_exception(exc, submission_dir))))
         return
-    send(sock, codec.encode(("ready", info)))
+    send(sock, codec.encode(("ready", None)))
 
     objects: dict[int, object] = {}
 

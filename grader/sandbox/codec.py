@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 MAX_MESSAGE_BYTES = 512 * 2**20
+MAX_TREE_BYTES = 8 * 2**20  # the JSON part (tensors travel as raw buffers): parsing costs ~30x its size
 MAX_DEPTH = 64
 
 TENSOR_DTYPES = {
@@ -108,6 +109,8 @@ def decode(data: bytes):
         raise DecodeError("message too large")
     try:
         (n,) = struct.unpack_from("<I", data, 0)
+        if n > MAX_TREE_BYTES:
+            raise DecodeError("message structure too large")
         tree = json.loads(data[4:4 + n])
         pos = 4 + n
         (count,) = struct.unpack_from("<I", data, pos)

@@ -61,8 +61,9 @@ def landlock_abi() -> int:
     return max(abi, 0)
 
 
-def restrict_filesystem(read_roots: list[str], write_roots: list[str], hidden: list[str]) -> int:
-    """Allow reading only `read_roots` (minus anything under `hidden`) and writing only `write_roots`.
+def restrict_filesystem(read_roots: list[str], write_roots: list[str], hidden: list[str], submission: str) -> int:
+    """Allow reading only `read_roots` (minus anything under `hidden`) and the `submission` folder, and writing
+    only `write_roots`.
 
     Returns the Landlock ABI enforced, 0 when unavailable.
     """
@@ -82,6 +83,7 @@ def restrict_filesystem(read_roots: list[str], write_roots: list[str], hidden: l
         hidden_real = [os.path.realpath(h) for h in hidden]
         for root in read_roots:
             _grant_visible(libc, ruleset, os.path.realpath(root), _READ, hidden_real)
+        _grant(libc, ruleset, os.path.realpath(submission), _READ)  # also where it lies inside a hidden folder
         for root in write_roots:
             _grant(libc, ruleset, os.path.realpath(root), handled)
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)

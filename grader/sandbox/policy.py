@@ -1,7 +1,6 @@
 """What a child may read and how much it may use: the sandbox settings of one grading run."""
 from __future__ import annotations
 
-import os
 import site
 import sys
 from pathlib import Path
@@ -14,9 +13,15 @@ REPO = Path(grader.__file__).resolve().parent.parent
 SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt"]
 
 
-def hidden_paths(submission_dir: Path) -> list[str]:
-    """The grader's own material: unreadable to the child unless it is the submission being graded."""
+def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
+    """The grader's own material: unreadable to the child unless it is the submission being graded.
+
+    From a checkout the whole repository is hidden (its .git holds every file); an installed grader's packages
+    sit in site-packages, where only they are hidden.
+    """
     paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests"}
+    if str(REPO.resolve()) not in {str(Path(d).resolve()) for d in site_dirs}:
+        paths.add(REPO)
     sub = submission_dir.resolve()
     return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
 
@@ -26,13 +31,13 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int, c
 
     `cache_dir` is writable by every child of the run: Triton compiles a kernel once per run, not per check.
     """
-    roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages(),
-                            *[p for p in sys.path if p and os.path.isdir(p)], str(submission_dir)]
+    site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
     env = {"TRITON_CACHE_DIR": str(cache_dir), **({} if cuda else {"TRITON_INTERPRET": "1"})}
     # CUDA reserves far more address space than it uses: with a GPU the address-space cap would stop it
     return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", str(cache_dir), *devices],
-            "hidden": hidden_paths(submission_dir), "memory_bytes": None if cuda else memory_bytes,
+            "hidden": hidden_paths(submission_dir, site_dirs), "memory_bytes": None if cuda else memory_bytes,
             "output_bytes": output_bytes,
             "submission_dir": str(submission_dir.resolve()), "env": env}

@@ -77,6 +77,11 @@ class Child:
         self.topic = config["topic"]
         self.tmpdir = tempfile.mkdtemp(prefix="infergrade-child-")
         os.chmod(self.tmpdir, 0o700)
+        # The grader reads the child's output through its own descriptor of the file it created, never the
+        # path, which the child may replace (a symlink to a hidden file, a FIFO).
+        path = os.path.join(self.tmpdir, "output.txt")
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        self.output_fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
         self.inner_pid = self.pid
         self.closed = False
@@ -87,6 +92,11 @@ class Child:
         """Wait until the submission is imported; ChildFailure says why when it could not be."""
         if self.ready:
             return
+        first = self._receive(IMPORT_TIMEOUT, f"starting the sandbox for {self.topic}.py")
+        if first[0] != "isolated" or not isinstance(first[1], dict):
+            self.close()
+            raise ChildFailure("error", "the sandboxed child did not report its isolation")
+        self.info = first[1]
         reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py")
         if reply[0] == "import_error":
             info = reply[1]
@@ -96,25 +106,21 @@ class Child:
                                         f"{info['message']}{where}")
         if reply[0] != "ready":
             self.close()
-            raise ChildFailure("error", "the child sent an unexpected first message")
-        self.info = reply[1] if isinstance(reply[1], dict) else {}
+            raise ChildFailure("error", f"the child sent {reply[0]!r} where 'ready' was expected")
         if self.info.get("pid_namespace"):
             self.inner_pid = self._inner_pid()
         self.ready = True
 
     def _inner_pid(self) -> int:
-        """The process that runs the submission: the middle process's only child when a PID namespace is used."""
-        path = f"/proc/{self.pid}/task/{self.pid}/children"
-        for _ in range(200):
+        """The process that runs the submission, two levels below the one the zygote forked (see zygote.py)."""
+        pid = self.pid
+        for _ in range(2):
             try:
-                with open(path) as f:
-                    pids = f.read().split()
-            except OSError:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    pid = int(f.read().split()[0])
+            except (OSError, IndexError, ValueError):
                 return self.pid
-            if pids:
-                return int(pids[0])
-            time.sleep(0.0005)
-        return self.pid
+        return pid
 
     def request(self, message: tuple, timeout: float, what: str):
         """Send one request and wait for the reply: ('ok', value) or ('raised', info)."""
@@ -125,9 +131,8 @@ class Child:
         return self._receive(timeout, what)
 
     def _receive(self, timeout: float, what: str):
-        self.sock.settimeout(timeout)
         try:
-            frame = wire.recv(self.sock)
+            frame = wire.recv(self.sock, deadline=time.monotonic() + timeout)
         except (socket.timeout, TimeoutError):
             self.close()
             raise ChildFailure("timeout", f"{what} did not finish within {timeout:g} s (an endless loop?)") from None
@@ -174,21 +179,12 @@ class Child:
 
     @property
     def output_full(self) -> bool:
-        try:
-            return os.path.getsize(os.path.join(self.tmpdir, "output.txt")) >= OUTPUT_BYTES
-        except OSError:
-            return False
+        return os.fstat(self.output_fd).st_size >= OUTPUT_BYTES
 
     @property
     def output_tail(self) -> str:
-        try:
-            with open(os.path.join(self.tmpdir, "output.txt"), "rb") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - 600))
-                text = f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        size = os.fstat(self.output_fd).st_size
+        text = os.pread(self.output_fd, 600, max(0, size - 600)).decode("utf-8", "replace")
         if size >= OUTPUT_BYTES:
             text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
         return text
@@ -208,6 +204,9 @@ class Child:
             self.closed = True
             self.sock.close()
             self.zygote.discard(self.pid)
+        if self.output_fd >= 0:
+            os.close(self.output_fd)
+            self.output_fd = -1
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 

@@ -124,14 +124,34 @@ def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
 
 
 def _end_all(spawned: set[int]) -> None:
-    """The grader is done: kill every child's process group and reap everything, orphans included."""
+    """The grader is done: kill every child's process group and every adopted orphan, and reap them all."""
     for pid in spawned:
         _kill_group(pid)
-    while True:
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         try:
-            os.waitpid(-1, 0)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
             return
+        time.sleep(0.01)
+
+
+def _children() -> list[int]:
+    """This process's children, adopted orphans included (Linux /proc)."""
+    pids = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
 
 
 def _kill_group(pid: int) -> None:
@@ -157,7 +177,12 @@ def _collect(ended: dict[int, int], discarded: set[int]) -> None:
 
 
 def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
-    """Become a session leader, enter new namespaces, and serve from an inner child that is PID 1 there."""
+    """Become a session leader, enter new namespaces, and serve from a process below a trusted PID 1.
+
+    zygote -> this process (the group the zygote kills) -> PID 1 of a new PID namespace (our code only) ->
+    the process that imports the submission. When PID 1 dies the kernel kills everything in the namespace,
+    whatever the submission did to its own session or death signal.
+    """
     code = 0
     try:
         os.setsid()
@@ -172,12 +197,17 @@ def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
         ns = isolation.enter_namespaces() if namespaces else {
             "user_namespace": False, "network_namespace": False, "pid_namespace": False}
         if ns["pid_namespace"]:
-            inner = os.fork()
-            if inner:
+            status_r, status_w = os.pipe()
+            init = os.fork()
+            if init:
                 sock.close()
-                _, status = os.waitpid(inner, 0)
-                _mirror(status)
-            isolation.die_with_parent()
+                os.close(status_w)
+                _, status = os.waitpid(init, 0)
+                reported = os.read(status_r, 8)
+                _mirror(struct.unpack("<q", reported)[0] if len(reported) == 8 else status)
+            os.close(status_r)
+            _namespace_init(sock, status_w)
+            os.close(status_w)  # the submission's process must not be able to report a status
         child.serve(sock, config, ns)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70
@@ -185,8 +215,23 @@ def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
         os._exit(code)
 
 
+def _namespace_init(sock: socket.socket, status_w: int) -> None:
+    """As PID 1: fork the serving process and return in it; here, reap until it ends, report, and exit."""
+    isolation.die_with_parent()
+    inner = os.fork()
+    if inner == 0:
+        return
+    sock.close()
+    while True:
+        pid, status = os.waitpid(-1, 0)  # PID 1 also reaps the namespace's orphans
+        if pid == inner:
+            break
+    os.write(status_w, struct.pack("<q", status))
+    os._exit(0)
+
+
 def _mirror(status: int) -> None:
-    """End this process the way the inner child ended, so the zygote sees the same status."""
+    """End this process the way the serving process ended, so the zygote sees the same status."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)

@@ -1,9 +1,12 @@
-"""Toy target and draft models for the speculative topic, and drivers that run many generations in the child.
+"""Toy target and draft models for the speculative topic, and a driver that runs many generations in the child.
 
 A toy model is a bigram table: its next-token distribution is the row of the last token (row V for the empty
 prefix), so it is a deterministic function of the prefix. Every row is a multiple of 1/16, exact in float32 and
 float64. The models count their calls; the target also logs the tokens of each `score` call. Tables come in
 pairs (target, draft), built in the child with `sub.make(model, name, "target")`.
+
+Everything here runs in the child, where the submission may have replaced any of it at import time: the driver
+only calls the submission and hands back what it returned; the checks compute every statistic in the grader.
 """
 import functools
 import random
@@ -93,72 +96,23 @@ def model(name: str, role: str) -> ToyModel:
     return ToyModel(table(name, role))
 
 
-def _token_list(tokens) -> list[int] | None:
-    """The generated tokens as ints, or None when they are not a sequence of ints in the vocabulary."""
-    try:
-        values = tokens.tolist() if isinstance(tokens, torch.Tensor) else list(tokens)
-        out = [int(t) for t in values]
-    except (TypeError, ValueError):
-        return None
-    return out if all(0 <= t < V and t == v for t, v in zip(out, values)) else None
+def generate_runs(generate, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int) -> list:
+    """Call `generate` `runs` times, drawing from one generator seeded by `seed`, on fresh toy models of `pair`.
 
-
-def first_tokens_counts(generate, pair: str, prompt: list, k: int, max_new_tokens: int, gamma: int, runs: int,
-                        seed: int) -> dict:
-    """Run `generate` `runs` times from one seeded generator; count each outcome of the first k new tokens.
-
-    Returns {"counts": [V**k ints]} indexed by the tokens read as base-V digits, or {"bad": ...} describing the
-    first output that is not max_new_tokens tokens of the vocabulary.
+    Returns [(what generate returned, the target's score log)] per run, untouched: this code runs in the child
+    after the submission was imported, which may have replaced it, so it computes nothing the grader relies on.
+    Every count, histogram and comparison is made by the check, in the grader, from these raw outputs.
     """
     generator = torch.Generator().manual_seed(seed)
-    target, draft = model(pair, "target"), model(pair, "draft")
-    counts = [0] * V ** k
-    for _ in range(runs):
-        tokens, _ = generate(target, draft, list(prompt), max_new_tokens, gamma, generator)
-        new = _token_list(tokens)
-        if new is None or len(new) != max_new_tokens:
-            return {"bad": repr(tokens)[:200]}
-        counts[sum(t * V ** (k - 1 - j) for j, t in enumerate(new[:k]))] += 1
-    return {"counts": counts}
-
-
-def first_iteration_accepted(generate, pair: str, prompt: list, gamma: int, runs: int, seed: int) -> dict:
-    """Histogram of the draft tokens accepted in the first iteration of `runs` generations of gamma + 1 tokens.
-
-    The first `target.score` call holds the prompt and the gamma draft tokens; a correct implementation accepts
-    exactly the drafts its output starts with (a rejected token x has p(x) < q(x), so the residual never gives x
-    back). Returns {"hist": [gamma + 1 ints]} or {"bad": ...} when a run does not fit that pattern.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    hist = [0] * (gamma + 1)
+    out = []
     for _ in range(runs):
         target, draft = model(pair, "target"), model(pair, "draft")
-        tokens, _ = generate(target, draft, list(prompt), gamma + 1, gamma, generator)
-        new = _token_list(tokens)
-        if new is None or len(new) != gamma + 1:
-            return {"bad": f"it returned {repr(tokens)[:200]} for max_new_tokens={gamma + 1}"}
-        if not target.score_log:
-            return {"bad": "it made no target.score call"}
-        if target.score_log[0][:len(prompt)] != tuple(prompt) or len(target.score_log[0]) != len(prompt) + gamma:
-            return {"bad": f"the first target.score call got tokens {list(target.score_log[0])}, expected the prompt "
-                           f"{list(prompt)} followed by {gamma} draft tokens"}
-        drafted = target.score_log[0][len(prompt):]
-        accepted = next((i for i in range(gamma) if drafted[i] != new[i]), gamma)
-        hist[accepted] += 1
-    return {"hist": hist}
+        out.append((generate(target, draft, list(prompt), max_new_tokens, gamma, generator), target.score_log))
+    return out
 
 
-def generate_twice(generate, pair: str, prompt: list, max_new_tokens: int, gamma: int, seed: int) -> list:
-    """Two generations from generators seeded alike, with torch's, numpy's and Python's global seeds changed between.
-
-    An implementation that takes its randomness only from the given generator returns the same thing twice.
-    """
-    results = []
-    for global_seed in (1, 2):
-        torch.manual_seed(global_seed)
-        np.random.seed(global_seed)
-        random.seed(global_seed)
-        target, draft = model(pair, "target"), model(pair, "draft")
-        results.append(generate(target, draft, list(prompt), max_new_tokens, gamma,
-                                torch.Generator().manual_seed(seed)))
-    return results
+def reseed_globals(seed: int) -> None:
+    """Seed torch's, numpy's and Python's global random number generators (not the generator a call is given)."""
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)

@@ -172,16 +172,17 @@ def test_distribution_check_catches_each_misconception_with_probability_above_1_
 def test_generated_tokens_pass_the_distribution_test(module):
     k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
     law = first_tokens_law("mismatch", [1], k, gamma)
-    counts = toys.first_tokens_counts(module.speculative_generate, "mismatch", [1], k, k + gamma, gamma, runs, 7)
-    assert sum(counts["counts"]) == runs
-    assert binomial.outside(counts["counts"], binomial.intervals(runs, law, 1e-6)) == []
+    raw = toys.generate_runs(module.speculative_generate, "mismatch", [1], k + gamma, gamma, runs, 7)
+    counts = distribution.first_tokens_counts(raw, k, k + gamma, "runs")
+    assert sum(counts) == runs
+    assert binomial.outside(counts, binomial.intervals(runs, law, 1e-6)) == []
 
 
 @pytest.mark.parametrize("name", ["resample_from_target", "ratio_inverted", "deterministic_acceptance"])
 def test_mutant_generations_follow_their_misconception_law(name):
     k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
-    counts = toys.first_tokens_counts(mutant(name).speculative_generate, "mismatch", [2], k, k + gamma, gamma, runs,
-                                      3)["counts"]
+    raw = toys.generate_runs(mutant(name).speculative_generate, "mismatch", [2], k + gamma, gamma, runs, 3)
+    counts = distribution.first_tokens_counts(raw, k, k + gamma, "runs")
     law = first_tokens_law("mismatch", [2], k, gamma, name)
     assert binomial.outside(counts, binomial.intervals(runs, law, 1e-6)) == []
     assert binomial.outside(counts, binomial.intervals(runs, first_tokens_law("mismatch", [2], k, gamma), 1e-6))
@@ -197,7 +198,9 @@ def test_formula_check_tolerances_are_the_documented_ones():
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
 def test_first_iteration_histogram_is_the_capped_geometric(module):
     gamma, runs = test_public.GAMMA, 2000
-    hist = toys.first_iteration_accepted(module.speculative_generate, "alpha75", [1], gamma, runs, 11)["hist"]
+    raw = toys.generate_runs(module.speculative_generate, "alpha75", [1], gamma + 1, gamma, runs, 11)
+    hist = test_public.accepted_histogram(raw, [1], gamma, "runs")
+    assert sum(hist) == runs
     alpha = test_public.ALPHA
     for a, count in enumerate(hist):
         prob = alpha ** a * ((1 - alpha) if a < gamma else 1)
@@ -266,3 +269,50 @@ def test_one_mutant_per_misconception_each_with_a_docstring():
         assert mutant(name).__dict__  # compiles and runs on top of the solution
         assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')
 
+
+
+# --- statistics are computed in the grader, never in the child ------------------------------------------------
+
+def test_driver_returns_each_call_untouched():
+    """generate_runs only calls the function and hands back what each call returned, with the target's log."""
+    calls = []
+
+    def fake_generate(target, draft, prompt, max_new_tokens, gamma, generator):
+        calls.append((prompt, max_new_tokens, gamma))
+        target.score(prompt + [0] * gamma, gamma + 1)
+        return ("tokens", len(calls)), {"any": object}
+
+    raw = toys.generate_runs(fake_generate, "mismatch", [3], 4, 2, 3, 0)
+    assert calls == [([3], 4, 2)] * 3
+    assert [r[0] for r in raw] == [(("tokens", i), {"any": object}) for i in (1, 2, 3)]
+    assert [r[1] for r in raw] == [[(3, 0, 0)]] * 3
+
+
+# A submission that replaces, at import time, every public function of grader.toys.speculative but the toy models
+# with one returning the statistics of a perfect sampler (the old drivers returned counts and histograms).
+FAKE_STATISTICS = '''
+import grader.toys.speculative as _toys
+from grader.checks.speculative.misconceptions import first_tokens_law as _law
+
+
+def _perfect(*args, **kwargs):
+    counts = [round(float(p) * 500) for p in _law("mismatch", [args[3][0] if len(args) > 3 else 0], 3, 2)]
+    return {"counts": counts, "hist": [250, 187, 563]}
+
+
+for _name in [n for n in vars(_toys) if not n.startswith("_") and callable(getattr(_toys, n))]:
+    if _name not in ("model", "table", "probs_after", "ToyModel") and getattr(_toys, _name).__module__ == _toys.__name__:
+        setattr(_toys, _name, _perfect)
+'''
+
+
+def test_patching_the_toy_module_does_not_fake_the_statistical_checks(tmp_path):
+    from grader.grading import grade
+    source = (ROOT / "solutions" / "speculative.py").read_text() + "\n" + \
+        (MUTANTS / "resample_from_target.py").read_text() + "\n" + FAKE_STATISTICS
+    (tmp_path / "speculative.py").write_text(source)
+    doc = grade(tmp_path, ["speculative"], hidden=True, seed=3, with_progress=False)
+    checks = {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
+    for name in ("generate_matches_target_distribution", "generate_distribution_fresh_seed"):
+        assert checks[name]["status"] != "passed", checks[name]
+    assert checks["tokens_per_iteration_match_formula"]["status"] != "passed"   # the fake's output is no runs

@@ -83,6 +83,43 @@ def generate_result(result, count: int, what: str) -> tuple[list[int], dict]:
     return tokens, stats
 
 
+def generated_tokens(result, count: int, what: str) -> list[int]:
+    """The tokens of what speculative_generate returned, after checking that it is a pair starting with them."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        fail(f"{what} returned {type_name(result)} {str(result)[:80]}, expected a (tokens, stats) pair")
+    return new_tokens(result[0], count, what)
+
+
+def generate_many(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int,
+                  what: str) -> list[tuple]:
+    """[(what speculative_generate returned, the target's score log)] for `runs` calls made in the child.
+
+    The driver (toys.speculative.generate_runs) runs after the submission's import, so only its raw outputs are
+    used, as the submission's own outputs: every statistic is computed here, in the grader, by the caller.
+    """
+    raw = sub.make(toys.speculative.generate_runs, sub.handle("speculative_generate"), pair, list(prompt),
+                   max_new_tokens, gamma, runs, seed)
+    return runs_of(raw, runs, what)
+
+
+def runs_of(raw, runs: int, what: str) -> list[tuple]:
+    """`raw` as `runs` (result, score log) pairs, after checking that form (each part is checked where it is used)."""
+    if not (isinstance(raw, list) and len(raw) == runs
+            and all(isinstance(run, (tuple, list)) and len(run) == 2 for run in raw)):
+        fail(f"{what}: the runs came back as {type_name(raw)} {str(raw)[:80]}, expected {runs} pairs of what "
+             f"speculative_generate returned and the calls the target model logged")
+    return [tuple(run) for run in raw]
+
+
+def score_log(log, what: str) -> list[tuple]:
+    """The target's log of score calls (the tokens of each) as tuples of ints, after checking that form."""
+    if not (isinstance(log, (list, tuple)) and all(isinstance(call, (list, tuple)) and
+                                                   all(type(t) is int for t in call) for call in log)):
+        fail(f"{what}: the target model's log of score calls came back as {type_name(log)} {str(log)[:80]}, "
+             f"expected a list of token tuples")
+    return [tuple(call) for call in log]
+
+
 class Run(NamedTuple):
     """One speculative_generate call on toy models: what came back, the models, and how the call reads."""
     tokens: list

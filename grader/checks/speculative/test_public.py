@@ -7,8 +7,8 @@ import torch
 from grader import toys
 from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
-                                              expect_stats_add_up, expect_tokens, generate, generate_result, toy_pair,
-                                              verify_text)
+                                              expect_stats_add_up, expect_tokens, generate, generate_many,
+                                              generate_result, generated_tokens, score_log, toy_pair, verify_text)
 from grader.checks.speculative.expect import sixteenths as Q
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.engine import check, expect_type, fail, golden, reference
@@ -203,9 +203,15 @@ def test_generate_identical_draft(sub, seed):
        title="speculative_generate takes all randomness from the generator it is given")
 def test_generate_uses_generator(sub, seed):
     what = "speculative_generate(target, draft, prompt=[1], max_new_tokens=12, gamma=3, generator)"
-    results = sub.make(toys.speculative.generate_twice, sub.handle("speculative_generate"), "mismatch", [1], 12, 3,
-                       seed)
-    first, second = (generate_result(result, 12, what) for result in results)
+    # two separate calls made from here, each with fresh models and a fresh generator seeded alike, the global
+    # seeds of torch, numpy and Python changed in between
+    results = []
+    for global_seed in (1, 2):
+        sub.make(toys.speculative.reseed_globals, global_seed)
+        target, draft = toy_pair(sub, "mismatch")
+        results.append(generate_result(sub.speculative_generate(target, draft, [1], 12, 3,
+                                                                sub.make(toys.generator, seed)), 12, what))
+    first, second = results
     if first != second:
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
              f"runs, returned {first} and then {second}; draw every random number from `generator`")
@@ -242,6 +248,7 @@ def test_generate_matches_target_distribution(sub, seed):
 #    [-ALPHA, GAMMA (1 - ALPHA)], a range of 1.25, so |alpha_hat - ALPHA| = |sum Z| / sum T <= |mean Z| <= 0.109.
 #  - So |mean A + 1 - f(alpha_hat)| <= eps_a + max f' * 0.109 = 0.174 + 2.72 * 0.109 = 0.47, as f' = 1 + 2a
 #    grows with a (f(ALPHA) = 2.3125). Both tolerances are computed below from these formulas.
+# The child only runs the generations and returns their raw outputs; the histogram is counted here.
 ALPHA, GAMMA, RUNS = 0.75, 2, 1000
 HOEFFDING = math.sqrt(math.log(4e6) / (2 * RUNS))
 EPS_ALPHA = (GAMMA * (1 - ALPHA) + ALPHA) * HOEFFDING
@@ -253,18 +260,37 @@ def leviathan_tokens(alpha: float, gamma: int) -> float:
     return gamma + 1 if alpha == 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
+def accepted_histogram(runs: list, prompt: list, gamma: int, what: str) -> list[int]:
+    """How many of the (result, score log) runs of gamma + 1 tokens accepted 0..gamma drafts in their first
+    iteration: [gamma + 1] ints, computed here from the raw outputs of the runs.
+
+    The first `target.score` call holds the prompt and the gamma draft tokens; a correct implementation accepts
+    exactly the drafts its output starts with (a rejected token x has p(x) < q(x), so the residual never gives x
+    back). Fails when a run does not fit that pattern.
+    """
+    hist = [0] * (gamma + 1)
+    for i, (result, log) in enumerate(runs):
+        run = f"{what}: run {i + 1}"
+        new = generated_tokens(result, gamma + 1, run)
+        log = score_log(log, run)
+        if not log:
+            fail(f"{run} made no target.score call")
+        if log[0][:len(prompt)] != tuple(prompt) or len(log[0]) != len(prompt) + gamma:
+            fail(f"{run}: the first target.score call got tokens {list(log[0])}, expected the prompt {list(prompt)} "
+                 f"followed by {gamma} draft tokens")
+        drafted = log[0][len(prompt):]
+        hist[next((a for a in range(gamma) if drafted[a] != new[a]), gamma)] += 1
+    return hist
+
+
 @check("tokens_per_iteration_match_formula", points=2, hint="speculative_generate",
        title="on toy models, the mean tokens per iteration match the formula at the measured acceptance rate")
 def test_tokens_per_iteration_match_formula(sub, seed):
     sub.set_timeout(30)
-    result = sub.make(toys.speculative.first_iteration_accepted, sub.handle("speculative_generate"), "alpha75", [1],
-                      GAMMA, RUNS, seed)
     what = (f"{RUNS} runs of speculative_generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, "
             f"gamma={GAMMA}, generator) on the toy models 'alpha75'")
-    if "bad" in result:
-        fail(f"{what}: {result['bad']}")
-    hist = result["hist"]                                                # runs accepting 0..GAMMA drafts
-    assert len(hist) == GAMMA + 1 and sum(hist) == RUNS, "the driver counts every run once"
+    hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, what), [1], GAMMA,
+                              what)                                      # runs accepting 0..GAMMA drafts
     accepted = sum(a * count for a, count in enumerate(hist))
     trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
     alpha_hat, mean_tokens = accepted / trials, 1 + accepted / RUNS
