@@ -357,3 +357,21 @@ def test_a_reply_trickled_byte_by_byte_still_times_out(sub):
     with pytest.raises(ChildFailure, match="did not finish within 2 s"):
         sub.trickle()
     assert time.monotonic() - started < 4
+
+
+def test_a_forged_exception_report_is_still_a_submission_error(tmp_path):
+    source = MODULE + textwrap.dedent('''
+        def forge_raise():
+            import gc
+            from grader.sandbox import child, codec
+            sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0][0]
+            child.send(sock, codec.encode(("raised", {"type": 3, "types": "x"})))
+            time.sleep(5)
+    ''')
+    (tmp_path / "demo.py").write_text(source)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+    with pytest.raises(SubmissionRaised) as raised:
+        Submission(pool, config).forge_raise()
+    assert raised.value.type_name == "3" and raised.value.type_names == []
+    pool.close()

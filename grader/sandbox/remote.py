@@ -55,6 +55,15 @@ class ChildFailure(BaseException):
         super().__init__(message)
 
 
+def exception_info(value) -> dict:
+    """An exception report from the child, with every field forced to the expected type (it is untrusted)."""
+    value = value if isinstance(value, dict) else {}
+    types = value.get("types")
+    return {"type": str(value.get("type", "an exception"))[:200],
+            "types": [str(t)[:200] for t in types] if isinstance(types, list) else [],
+            "message": str(value.get("message", ""))[:2000], "where": str(value.get("where", ""))[:2000]}
+
+
 def describe_status(status: int) -> str:
     """Say in words how a child process ended."""
     if os.WIFSIGNALED(status):
@@ -99,8 +108,8 @@ class Child:
         self.info = first[1]
         reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py")
         if reply[0] == "import_error":
-            info = reply[1]
-            where = f"\n{info['where']}" if info.get("where") else ""
+            info = exception_info(reply[1])
+            where = f"\n{info['where']}" if info["where"] else ""
             self.close()
             raise ChildFailure("error", f"could not import {self.topic}.py: {info['type']}: "
                                         f"{info['message']}{where}")
@@ -371,6 +380,7 @@ class Submission:
             self._budget_left -= time.monotonic() - started
         self.peak_rss_bytes = child.peak_rss()
         if kind == "raised":
+            value = exception_info(value)
             if value["type"] == "NotImplementedError":
                 raise NotImplementedYet(what, value["message"])
             if child.output_full:
