@@ -62,8 +62,11 @@ def test_grade_writes_valid_results_with_provenance(tmp_path):
 def test_same_seed_same_results(tmp_path):
     _, _, a = grade(tmp_path, EXERCISES_DIR, "--hidden")
     _, _, b = grade(tmp_path, EXERCISES_DIR, "--hidden")
-    strip = lambda d: [(c["id"], c["status"], c["seed"], c["score"]) for t in d["topics"] for c in t["checks"]]  # noqa: E731
-    assert strip(a) == strip(b)
+    assert outcomes(a) == outcomes(b)
+
+
+def outcomes(doc):
+    return [(c["id"], c["status"], c["seed"], c["score"]) for t in doc["topics"] for c in t["checks"]]
 
 
 @pytest.mark.parametrize("fmt", ["gradescope", "junit"])

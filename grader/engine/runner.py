@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import atexit
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -47,25 +45,17 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         return []
     if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
         load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
-    cache_dir = Path(tempfile.mkdtemp(prefix="infergrade-cache-"))
-    plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES, cache_dir),
-                         hidden, seed, record_goldens, topic_registry.signature)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
             "--rootdir", str(topic_registry.CHECKS_DIR), "-p", "no:cacheprovider", "-p", "no:terminal",
             "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "no:threadexception", "--capture=sys"]
     if record_goldens:
         for t in topics:
             goldens.start_recording(t)
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    try:
+    with tempfile.TemporaryDirectory(prefix="infergrade-cache-") as cache, pytest.MonkeyPatch.context() as env:
+        plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES, Path(cache)),
+                             hidden, seed, record_goldens, topic_registry.signature)
+        env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         pytest.main(args, plugins=[plugin])
-    finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
-        if saved is None:
-            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
     results = list(plugin.results.values())
     for nodeid, text in plugin.collection_errors:
         topic = Path(nodeid.split("::")[0]).parent.name or "grader"
