@@ -68,7 +68,7 @@ def _recv_exact(sock, n, deadline):
 def describe_exception(exc: BaseException, submission_dir: str) -> dict:
     """Type, bases and message of an exception, with the traceback cut to the submission's own frames."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if os.path.realpath(f.filename).startswith(submission_dir)]
+              if os.path.realpath(f.filename).startswith(submission_dir + os.sep)]
     where = "".join(traceback.format_list(frames[-4:]))
     message = str(exc)
     if isinstance(exc, SystemExit):
