@@ -1,6 +1,6 @@
 """Grading latency and memory: `infergrade check` against the floor of `import torch`, and full hidden grades.
 
-Run: python3 bench/grading.py [--runs 5]
+Run: python3 bench/grading.py [--runs 7]
 Each figure is the median wall time of several runs of a fresh process; peak memory is the largest sum of the
 proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
 process below it (zygote and sandboxed children), sampled every 10 ms.
@@ -70,7 +70,7 @@ def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     grader = [PY, "-m", "grader"]
     out = Path(tempfile.mkdtemp()) / "results.json"

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -15,7 +18,7 @@ from grader.engine.runner import zygote
 zygote()  # fork the warm zygote before this process computes anything
 torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
-from grader import hints, progress, topics as topic_registry  # noqa: E402
+from grader import hints, interrupt, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
@@ -27,6 +30,22 @@ SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path),
 
 def _fail(message: str) -> None:
     raise click.UsageError(message)
+
+
+def _interrupt_code() -> int:
+    return (interrupt.received() or interrupt.Interrupted(signal.SIGINT)).exit_code
+
+
+def _resolve(topics, submission: Path) -> tuple[list[str], Path]:
+    """The topics and the submission folder, or a usage error naming what is wrong; says where it looked."""
+    try:
+        chosen = resolve_topics(topics)
+        folder, note = resolve_submission(submission)
+    except BadInput as exc:
+        _fail(str(exc))
+    if note:
+        click.echo(note, err=True)
+    return chosen, folder
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,16 +71,20 @@ def list_topics(submission: Path):
 @click.argument("topics", nargs=-1)
 @SUBMISSION
 @click.option("--verbose", "-v", is_flag=True, help="also list the checks that passed")
-def check(topics, submission: Path, verbose: bool):
-    """Run the public checks of TOPICS (all by default); exit 0 iff all pass."""
-    try:
-        chosen = resolve_topics(topics)
-        folder = resolve_submission(submission)
-    except BadInput as exc:
-        _fail(str(exc))
-    doc = grade(folder, chosen, hidden=False, seed=0)
-    progress.record_checks(folder, doc)
-    click.echo(summary(doc, verbose))
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="also write the results JSON here")
+def check(topics, submission: Path, verbose: bool, out: Path | None):
+    """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed."""
+    chosen, folder = _resolve(topics, submission)
+    with interrupt.signals_interrupt():
+        doc = grade(folder, chosen, hidden=False, seed=0)
+        interrupt.settle()
+        if out is not None:
+            _write(doc, out, "json")
+        progress.record_checks(folder, doc)
+        click.echo(summary(doc, verbose))
+    if doc["status"] == "interrupted":
+        sys.exit(_interrupt_code())
     all_passed = doc["status"] == "completed" and all(t["status"] == "passed" for t in doc["topics"])
     sys.exit(0 if all_passed else 1)
 
@@ -75,28 +98,50 @@ def check(topics, submission: Path, verbose: bool):
               show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["json", "gradescope", "junit"]), default="json",
               show_default=True)
-def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str):
-    """Grade a submission and write the results; exit 0 whenever grading completed, whatever the score."""
+@click.option("--allow-skipped", is_flag=True,
+              help="exit 0 even when some checks could not run here (they still score 0 and stay in the maximum)")
+def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str, allow_skipped: bool):
+    """Grade a submission and write the results.
+
+    Exit 0 when every check ran, whatever the score; 1 when grading could not complete or some checks could
+    not run here (unless --allow-skipped); 2 for bad arguments; 130 or 143 when interrupted.
+    """
     seed = secrets.randbelow(2**31) if seed is None else seed
     try:
         chosen = resolve_topics(topics)
-        folder = resolve_submission(submission)
+        folder, note = resolve_submission(submission)
     except BadInput as exc:
         known = [t for t in topics if t in topic_registry.all_topics()]
         _write(bad_input_document(str(exc), submission, known, hidden, seed), out, fmt)
         _fail(f"{exc} (an error results file was written to {out})")
-    doc = grade(folder, chosen, hidden=hidden, seed=seed)
-    _write(doc, out, fmt)
-    click.echo(summary(doc), err=True)
-    click.echo(f"wrote {out} ({fmt})", err=True)
-    sys.exit(0 if doc["status"] == "completed" else 1)
+    if note:
+        click.echo(note, err=True)
+    with interrupt.signals_interrupt():
+        doc = grade(folder, chosen, hidden=hidden, seed=seed)
+        interrupt.settle()
+        _write(doc, out, fmt)
+        click.echo(summary(doc), err=True)
+        click.echo(f"wrote {out} ({fmt})", err=True)
+    if doc["status"] == "interrupted":
+        sys.exit(_interrupt_code())
+    if doc["status"] != "completed":
+        sys.exit(1)
+    if doc["incomplete"] and not allow_skipped:
+        click.echo(click.style("not every check could run here, so this is not a full grade "
+                               "(install what is missing, or pass --allow-skipped)", fg="red"), err=True)
+        sys.exit(1)
+    sys.exit(0)
 
 
 def _write(doc: dict, out: Path, fmt: str) -> None:
+    """Write the results in `fmt`, whole or not at all (a temporary file renamed into place)."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit}[fmt](doc)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, out)
 
 
 @main.command()
@@ -132,11 +177,17 @@ def selftest(topics):
     except BadInput as exc:
         _fail(str(exc))
     ok = True
-    for topic in chosen:
-        for v in check_topic(topic):
-            ok &= v.ok
-            mark = click.style("ok  ", fg="green") if v.ok else click.style("BAD ", fg="red")
-            click.echo(f"{mark} {topic:16} {v.subject:44} {v.score:g}/{v.max_score:g}  {v.detail[:400]}")
+    with interrupt.signals_interrupt():
+        try:
+            for topic in chosen:
+                for v in check_topic(topic):
+                    ok &= v.ok
+                    mark = click.style("ok  ", fg="green") if v.ok else click.style("BAD ", fg="red")
+                    click.echo(f"{mark} {topic:16} {v.subject:44} {v.score:g}/{v.max_score:g}  {v.detail[:400]}")
+        except KeyboardInterrupt as exc:
+            stopped = interrupt.as_interrupted(exc)
+            click.echo(click.style(f"selftest {stopped.reason}: not every verdict was reached", fg="red"))
+            sys.exit(stopped.exit_code)
     click.echo("selftest passed" if ok else click.style("selftest FAILED", fg="red"))
     sys.exit(0 if ok else 1)
 

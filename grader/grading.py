@@ -8,7 +8,10 @@ from pathlib import Path
 
 from grader import progress, topics as topic_registry
 from grader.engine.runner import run_checks
+from grader.interrupt import as_interrupted
 from grader.results import build, checked, error_document
+
+SEARCH_DEPTH = 3  # how deep below the given folder a submission's modules are looked for
 
 
 class BadInput(ValueError):
@@ -23,13 +26,51 @@ def resolve_topics(requested: list[str] | tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(requested)) or known
 
 
-def resolve_submission(path: Path) -> Path:
+def resolve_submission(path: Path) -> tuple[Path, str | None]:
+    """The folder that holds the topic modules, and a note when it is a subfolder of the one given.
+
+    An upload often has its modules one level down (`submission/exercises/sampling.py`): when the given folder
+    holds no topic module and exactly one folder below it does, that folder is graded.
+    """
     if not path.exists():
         raise BadInput(f"submission folder {str(path)!r} does not exist "
                        f"(run from the folder that holds it, or pass --submission DIR)")
     if not path.is_dir():
         raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
-    return path.resolve()
+    path = path.resolve()
+    if _holds_modules(path):
+        return path, None
+    found = _folders_with_modules(path, SEARCH_DEPTH)
+    expected = ", ".join(f"{t}.py" for t in topic_registry.all_topics())
+    if not found:
+        raise BadInput(f"no topic module in {str(path)!r} or the folders below it (looked {SEARCH_DEPTH} levels "
+                       f"down for any of: {expected})")
+    if len(found) > 1:
+        listed = ", ".join(repr(str(f.relative_to(path))) for f in found[:5])
+        raise BadInput(f"{str(path)!r} holds no topic module, and several folders below it do ({listed}): "
+                       f"pass the one to grade with --submission")
+    return found[0], (f"{str(path)!r} holds no topic module: grading {str(found[0])!r}, "
+                      f"the one folder below it that does")
+
+
+def _holds_modules(folder: Path) -> bool:
+    return any((folder / f"{t}.py").is_file() for t in topic_registry.all_topics())
+
+
+def _folders_with_modules(folder: Path, depth: int) -> list[Path]:
+    """Folders below `folder` (not following links, skipping hidden and cache folders) that hold a topic module."""
+    found = []
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
+                          and not p.name.startswith((".", "__")))
+    except OSError:
+        return found
+    for child in children:
+        if _holds_modules(child):
+            found.append(child)
+        elif depth > 1:
+            found += _folders_with_modules(child, depth - 1)
+    return found
 
 
 def now() -> str:
@@ -42,9 +83,13 @@ def grade(submission: Path, topics: list[str], hidden: bool, seed: int, record_g
     started, t0 = now(), time.monotonic()
     mode = "hidden" if hidden else "public"
     try:
-        checks = run_checks(submission, topics, hidden, seed, record_goldens)
+        checks, interrupted = run_checks(submission, topics, hidden, seed, record_goldens)
         doc = build(checks, topics, submission, mode, seed, started, time.monotonic() - t0,
-                    progress=progress.summary(submission) if with_progress else None)
+                    progress=progress.summary(submission) if with_progress else None,
+                    interrupted=interrupted.reason if interrupted else None)
+    except KeyboardInterrupt as exc:  # outside the checks: nothing was scored
+        doc = error_document(as_interrupted(exc).reason, topics, submission, mode, seed, started,
+                             time.monotonic() - t0, status="interrupted")
     except Exception as exc:  # noqa: BLE001 - an internal error still produces a results file
         detail = "".join(traceback.format_exception_only(exc)).strip()
         doc = error_document(f"internal grader error: {detail}", topics, submission, mode, seed, started,

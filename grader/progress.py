@@ -52,7 +52,7 @@ def record_checks(submission: Path, doc: dict) -> None:
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     for topic in doc["topics"]:
         for c in topic["checks"]:
-            if c["status"] != "skipped":
+            if c["status"] not in ("skipped", "interrupted"):
                 data["checks"][c["id"]] = {"passed": c["status"] == "passed", "at": now}
     _save(submission, data)
 

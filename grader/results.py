@@ -18,6 +18,7 @@ from grader.engine.plugin import CheckResult
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
+SCHEMA_VERSION = SCHEMA["properties"]["schema_version"]["const"]
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 
 
@@ -57,7 +58,7 @@ def file_hashes(submission: Path) -> dict[str, str]:
 
 
 ISOLATION_FIELDS = {"user_namespace": bool, "network_namespace": bool, "pid_namespace": bool, "landlock_abi": int,
-                    "address_space_bytes": int, "output_bytes": int}
+                    "address_space_headroom_bytes": int, "output_bytes": int}
 
 
 def isolation_level(info: dict) -> dict:
@@ -69,39 +70,65 @@ def isolation_level(info: dict) -> dict:
     return {"level": level, **info}
 
 
-def _check_entry(r: CheckResult) -> dict:
-    skipped = r.status == "skipped"
-    return {"id": r.id, "title": r.title, "score": 0 if skipped else r.score,
-            "max_score": 0 if skipped else r.max_score, "points": r.max_score, "status": r.status,
-            "message": r.message, "misconception": r.misconception if r.status == "failed" else None,
-            "seed": r.seed, "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
-            "internal_error": r.internal_error}
+def _check_entry(r: CheckResult, interrupted: bool) -> dict:
+    status, message = r.status, r.message
+    if status == "pending":  # never ran to the end: it scores nothing and keeps its points in the maximum
+        assert interrupted, f"{r.id} did not run although the run was not interrupted"
+        status, message = "interrupted", "the run was interrupted before this check finished"
+    if r.import_failure:
+        message = f"not run: {r.topic}.py could not be imported (see the topic's error)"
+    entry = {"id": r.id, "title": r.title, "score": r.score, "max_score": r.max_score, "points": r.max_score,
+             "status": status, "message": message,
+             "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
+             "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
+             "internal_error": r.internal_error, "function": r.function}
+    if r.output and status in ("failed", "error", "timeout") and r.visibility == "public":
+        entry["output"] = r.output
+    return entry
 
 
-def _topic_entry(topic: str, checks: list[CheckResult]) -> dict:
-    entries = [_check_entry(c) for c in checks]
-    imports = [c.message for c in checks if c.status == "error" and "could not import" in c.message]
+def _topic_entry(topic: str, checks: list[CheckResult], interrupted: bool) -> dict:
+    entries = [_check_entry(c, interrupted) for c in checks]
+    imports = [c.message for c in checks if c.import_failure]
     internal = [c for c in checks if c.internal_error]
-    if internal or (imports and len(imports) == len(checks)):
-        status = "error"
-        message = imports[0].splitlines()[0] if imports else f"grader error in {internal[0].id}"
+    if imports:
+        status, message = "error", imports[0]
+    elif internal:
+        status, message = "error", f"grader error in {internal[0].id}"
+    elif all(e["status"] == "passed" for e in entries):
+        status, message = "passed", None
+    elif all(e["status"] in ("passed", "skipped", "interrupted") for e in entries):
+        status, message = "incomplete", "not every check ran: see the skipped or interrupted checks"
     else:
-        status = "passed" if all(c.status in ("passed", "skipped") for c in checks) else "failed"
-        message = None
+        status, message = "failed", None
     return {"id": topic, "score": sum(e["score"] for e in entries), "max_score": sum(e["max_score"] for e in entries),
             "status": status, "message": message, "duration_s": round(sum(c.duration_s for c in checks), 4),
             "checks": entries}
 
 
+def incomplete_reason(topic_entries: list[dict]) -> str | None:
+    """Why the maximum includes checks that could not run here (say, without triton), or None."""
+    skipped = [c for t in topic_entries for c in t["checks"] if c["status"] == "skipped"]
+    if not skipped:
+        return None
+    reasons = sorted({c["message"] for c in skipped})
+    return (f"{len(skipped)} checks ({sum(c['points'] for c in skipped)} points) could not run here and score 0: "
+            + "; ".join(reasons))
+
+
 def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: str, seed: int,
-          started_at: str, duration_s: float, progress: dict | None = None, error: str | None = None) -> dict:
+          started_at: str, duration_s: float, progress: dict | None = None, error: str | None = None,
+          interrupted: str | None = None) -> dict:
+    """The results document; `interrupted` is the reason a run stopped early (its unfinished checks score 0)."""
     by_topic: dict[str, list[CheckResult]] = {t: [] for t in topics}
     for c in checks:
         by_topic.setdefault(c.topic, []).append(c)
-    topic_entries = [_topic_entry(t, cs) for t, cs in by_topic.items()]
+    topic_entries = [_topic_entry(t, cs, interrupted is not None) for t, cs in by_topic.items()]
     isolation = next((c.isolation for c in checks if c.isolation), {})
+    status = "error" if error else "interrupted" if interrupted else "completed"
     doc = {
-        "schema_version": "1.0", "status": "error" if error else "completed", "error": error,
+        "schema_version": SCHEMA_VERSION, "status": status, "error": error or interrupted,
+        "incomplete": incomplete_reason(topic_entries),
         "score": sum(t["score"] for t in topic_entries), "max_score": sum(t["max_score"] for t in topic_entries),
         "seed": seed, "mode": mode,
         "submission": {"path": str(submission), "files": file_hashes(submission)},
@@ -134,8 +161,9 @@ def problems(doc: dict) -> list[str]:
             found.append(f"{t['id']}: totals do not add up over checks")
         for c in t["checks"]:
             bad_points(c["id"], c["score"], c["max_score"])
-            full = c["score"] == c["max_score"]
-            if (c["status"] == "passed") != (full and c["status"] != "skipped") and c["max_score"] > 0:
+            if c["max_score"] != c["points"]:
+                found.append(f"{c['id']}: max_score {c['max_score']} is not its {c['points']} points")
+            if (c["status"] == "passed") != (c["score"] == c["max_score"]) and c["max_score"] > 0:
                 found.append(f"{c['id']}: status {c['status']} disagrees with score {c['score']}/{c['max_score']}")
             if c["status"] != "passed" and c["score"] != 0:
                 found.append(f"{c['id']}: status {c['status']} with a non-zero score")
@@ -143,9 +171,9 @@ def problems(doc: dict) -> list[str]:
 
 
 def error_document(error: str, topics: list[str], submission: Path, mode: str, seed: int, started_at: str,
-                   duration_s: float) -> dict:
+                   duration_s: float, status: str = "error") -> dict:
     """The results of a run that could not complete: an error status, never a silent score."""
-    return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {
+    return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {"status": status} | {
         "topics": [{"id": t, "score": 0, "max_score": 0, "status": "error", "message": error, "duration_s": 0.0,
                     "checks": []} for t in topics]}
 

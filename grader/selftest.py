@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import signal
+
 import exercises
 import solutions
-from grader import hints
-from grader.grading import grade
+from grader import hints, interrupt
+from grader.grading import grade as grade_run
 
 MUTANTS_DIR = Path(__file__).resolve().parent.parent / "tests" / "mutants"
 SOLUTIONS_DIR = Path(solutions.__file__).resolve().parent
@@ -26,6 +29,14 @@ class Verdict:
     max_score: float
     ok: bool
     detail: str
+
+
+def grade(submission: Path, topics: list[str], hidden: bool, seed: int, with_progress: bool) -> dict:
+    """A grading run whose interruption stops the self-test (an interrupted run is no verdict)."""
+    doc = grade_run(submission, topics, hidden=hidden, seed=seed, with_progress=with_progress)
+    if doc["status"] == "interrupted":
+        raise interrupt.received() or interrupt.Interrupted(signal.SIGINT)
+    return doc
 
 
 def mutants(topic: str) -> list[Path]:
@@ -84,9 +95,11 @@ def missing_mutants(topic: str) -> list[str]:
     return sorted(set(hints.misconception_ids(topic)) - {m.stem for m in mutants(topic)})
 
 
-def check_topic(topic: str, seed: int = SELFTEST_SEED) -> list[Verdict]:
-    """Every verdict of the self-test for one topic."""
-    verdicts = [grade_solutions(topic, seed), grade_stubs(topic, seed)]
-    verdicts += [Verdict(topic, f"mutant {m}", 0, 0, False, "no mutant for this misconception id")
-                 for m in missing_mutants(topic)]
-    return verdicts + [grade_mutant(topic, m, seed) for m in mutants(topic)]
+def check_topic(topic: str, seed: int = SELFTEST_SEED) -> Iterator[Verdict]:
+    """Every verdict of the self-test for one topic, as each is reached."""
+    yield grade_solutions(topic, seed)
+    yield grade_stubs(topic, seed)
+    for m in missing_mutants(topic):
+        yield Verdict(topic, f"mutant {m}", 0, 0, False, "no mutant for this misconception id")
+    for m in mutants(topic):
+        yield grade_mutant(topic, m, seed)

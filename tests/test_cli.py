@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from grader import topics
 from grader.cli import main
 from grader.results import problems
 from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
@@ -48,7 +49,18 @@ def test_check_passes_on_the_solutions_and_fails_on_the_stubs(tmp_path):
     stubs = tmp_path / "stubs"
     shutil.copytree(EXERCISES_DIR, stubs)
     code, output = run("check", "kv_cache", "--submission", stubs)
-    assert code == 1 and "not implemented yet" in output and "hint: infergrade hint kv_cache." in output
+    assert code == 1 and "hint: infergrade hint kv_cache." in output
+
+
+def test_fresh_stubs_say_not_started_once_per_function(tmp_path):
+    stubs = tmp_path / "stubs"
+    shutil.copytree(EXERCISES_DIR, stubs)
+    code, output = run("check", "kv_cache", "--submission", stubs)
+    started = [line.split("NOT STARTED", 1)[1].split(":")[0].strip() for line in output.splitlines()
+               if "NOT STARTED" in line]
+    functions = [name for name in topics.api("kv_cache") if "." not in name]
+    assert code == 1 and sorted(started) == sorted(functions)
+    assert "ERROR" not in output and "not implemented yet" not in output
 
 
 def test_grade_writes_valid_results_with_provenance(tmp_path):
@@ -102,12 +114,21 @@ def test_missing_submission_folder(tmp_path):
 
 
 def test_missing_module_file(tmp_path):
-    folder = tmp_path / "empty"
-    folder.mkdir()
+    folder = submission(tmp_path, (SOLUTIONS_DIR / "sampling.py").read_text(), topic="sampling")
     code, _, doc = grade(tmp_path, folder)
     topic = doc["topics"][0]
-    assert code == 0 and topic["status"] == "error" and topic["score"] == 0
+    assert code == 0 and topic["status"] == "error" and topic["score"] == 0 < topic["max_score"]
     assert "kv_cache.py is missing" in topic["message"]
+    assert all("kv_cache.py is missing" not in c["message"] for c in topic["checks"])
+
+
+def test_a_folder_without_any_topic_module_says_where_it_looked(tmp_path):
+    folder = tmp_path / "empty"
+    (folder / "notes").mkdir(parents=True)
+    out = tmp_path / "r.json"
+    code, output = run("grade", "--submission", folder, "--out", out)
+    assert code == 2 and "no topic module" in output and "sampling.py" in output
+    assert json.loads(out.read_text())["status"] == "error"
 
 
 def test_syntax_error(tmp_path):

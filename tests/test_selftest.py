@@ -49,7 +49,16 @@ def contract_ids() -> dict[str, list[str]]:
     return out
 
 
+# Ids the extended contract added to landed topics, still to be built (issue 11: "The seven landed topics").
+# Strict both ways: building one without removing it here fails, as does a new gap.
+PENDING = {"sampling": {"without_replacement"},
+           "kv_cache": {"forgets_all_position_logits", "window_on_every_layer"},
+           "timeline": {"batch_always_compute_bound"}}
+
+
 @pytest.mark.skipif(not CONTRACTS.exists(), reason="shared/CONTRACTS.md is not beside this checkout")
 @pytest.mark.parametrize("topic", TOPICS)
 def test_misconception_ids_match_the_contract(topic):
-    assert sorted(contract_ids()[topic]) == hints.misconception_ids(topic)
+    contract, built = set(contract_ids()[topic]), set(hints.misconception_ids(topic))
+    assert built <= contract, f"ids the contract does not have: {sorted(built - contract)}"
+    assert contract - built == PENDING.get(topic, set())

@@ -1,8 +1,10 @@
 """The check-author API: the `@check` decorator, failures with misconception ids, and comparison helpers."""
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
+import pytest
 import torch
 
 from grader.sandbox.codec import Opaque
@@ -27,6 +29,16 @@ def check(name: str, points: int, hint: str | None = None, title: str = "", misc
         return fn
 
     return mark
+
+
+def require(module: str, extra: str) -> None:
+    """Skip the check, saying what to install, when `module` cannot be imported here (a skip scores 0)."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        pytest.skip(f"needs {module}, which is not installed here: pip install 'infergrade[{extra}]'")
 
 
 class CheckFailure(AssertionError):

@@ -1,7 +1,11 @@
 """The pytest plugin that turns check outcomes into scored results and provides the `sub`, `seed`, `rng` fixtures."""
 from __future__ import annotations
 
+import builtins
+import functools
 import hashlib
+import linecache
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,8 +13,10 @@ import pytest
 import torch
 
 from grader.engine import goldens
-from grader.engine.checks import CheckMeta
-from grader.sandbox.remote import ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised
+from grader.engine.checks import CheckFailure, CheckMeta
+from grader.interrupt import Interrupted, as_interrupted
+from grader.sandbox.remote import (ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised,
+                                   describe_call)
 
 HIDDEN_FILE = "test_hidden.py"
 PUBLIC_SEED = 0
@@ -24,13 +30,16 @@ class CheckResult:
     title: str
     visibility: str
     max_score: int
-    status: str = "skipped"
+    status: str = "pending"  # until the check has run; a run that stops first reports it as interrupted
     message: str = ""
     misconception: str | None = None
     hint: str | None = None
     seed: int = 0
     duration_s: float = 0.0
     internal_error: bool = False
+    import_failure: bool = False  # the topic's module could not be imported: said once, at the topic
+    function: str | None = None   # the submission function a `not_started` check is waiting for
+    output: str = ""              # the last lines the submission printed during this check
     isolation: dict = field(default_factory=dict)
     tagged: str | None = None  # the misconception a narrow check targets (`@check(misconception=...)`)
 
@@ -58,6 +67,7 @@ class ScorePlugin:
         self.signature_of = signature_of
         self.results: dict[str, CheckResult] = {}
         self.collection_errors: list[tuple[str, str]] = []
+        self.interrupted: Interrupted | None = None
 
     # collection -------------------------------------------------------------------------------------------
     def pytest_collectreport(self, report):
@@ -79,6 +89,7 @@ class ScorePlugin:
             if getattr(item.obj, "is_hypothesis_test", False):
                 from hypothesis import seed as seed_examples
                 seed_examples(seed)(item.obj)
+                _record_examples(item.obj, set(item.fixturenames))
             hint = f"{topic}.{meta.hint}" if meta.hint else None
             self.results[check_id] = CheckResult(check_id, topic, meta.title, visibility, meta.points,
                                                  hint=hint, seed=seed, tagged=meta.misconception)
@@ -103,10 +114,15 @@ class ScorePlugin:
         submission = Submission(self.pool, config, lambda name: self.signature_of(result.topic, name))
         yield submission
         result.isolation = submission.isolation
+        if result.visibility == "public":  # a hidden check's output could carry its inputs out
+            result.output = submission.output_tail()
         submission.close()
 
     def pytest_sessionfinish(self, session):
         self.pool.close()
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.interrupted = as_interrupted(excinfo.value)
 
     # running ----------------------------------------------------------------------------------------------
     def pytest_runtest_call(self, item):
@@ -142,38 +158,77 @@ def _first_leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _falsifying_example(notes: list[str]) -> str:
-    """Hypothesis's falsifying example, without the fixture arguments and the coverage explanation.
+EXAMPLE = "__infergrade_example__"
 
-    A state machine's example (`state = Machine()`, draws) is left out: its check reports the operations.
+
+def _record_examples(test, fixtures: set[str]) -> None:
+    """Attach to a failure the generated inputs it happened on, in the grader's words.
+
+    Hypothesis replays the shrunk example last, so the exception that ends the check carries the shrunk inputs.
     """
-    text = "\n".join(notes).split("\nExplanation:")[0]
-    if any(line.strip().startswith("state = ") for line in text.splitlines()):
-        return ""
-    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(("sub=", "seed=", "rng=")))
+    inner = test.hypothesis.inner_test
+
+    @functools.wraps(inner)
+    def recorded(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except BaseException as exc:
+            drawn = {k: v for k, v in kwargs.items() if k not in fixtures}
+            if drawn and not hasattr(exc, EXAMPLE):
+                setattr(exc, EXAMPLE, describe_call("", (), drawn)[1:-1])
+            raise
+
+    test.hypothesis.inner_test = recorded
+
+
+def _assertion_source(exc: AssertionError) -> str:
+    """`file:line: source` of the bare assert in a check that failed (the checks' own code, never a repr)."""
+    from grader.topics import CHECKS_DIR
+
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = Path(frame.filename)
+        if CHECKS_DIR in path.parents:
+            line = linecache.getline(frame.filename, frame.lineno).strip()
+            return f"{path.relative_to(CHECKS_DIR)}:{frame.lineno}: {line}"
+    return "a check assertion"
+
+
+def _builtin_name(type_name: str) -> str:
+    """A built-in exception's name, else a fixed phrase: the submission names its own classes, and a hidden
+    check's message must not carry text the submission chose."""
+    value = getattr(builtins, type_name, None)
+    return type_name if isinstance(value, type) and issubclass(value, BaseException) else "an exception"
 
 
 def classify(result: CheckResult, exc: BaseException, public: bool) -> None:
-    """Set status, message and misconception of `result` from the exception a check ended with."""
+    """Set status, message and misconception of `result` from the exception a check ended with.
+
+    Every message is the grader's own text: the same for the same submission and seed on any pytest or
+    hypothesis version.
+    """
     exc = _first_leaf(exc)
-    notes = _falsifying_example(getattr(exc, "__notes__", []) or [])
     if isinstance(exc, ChildFailure):
         status, message, category = exc.status, str(exc), \
             "timed out" if exc.status == "timeout" else "the submission crashed or could not be imported"
+        result.import_failure = exc.import_failure
     elif isinstance(exc, NotImplementedYet):
-        status, message, category = "error", str(exc), "not implemented yet"
+        status, message, category = "not_started", str(exc), "not implemented yet"
+        result.function = exc.function
     elif isinstance(exc, SubmissionRaised):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        status, message, category = "error", f"{exc}{where}", f"raised {exc.type_name}"
+        status, message, category = "error", f"{exc}{where}", f"raised {_builtin_name(exc.type_name)}"
     elif isinstance(exc, AssertionError):
-        status, message, category = "failed", str(exc) or "a check assertion failed", "wrong result"
+        # a bare assert is reported by its source line: pytest's rendering of it varies and shows object reprs
+        message = str(exc) if isinstance(exc, CheckFailure) else f"check failed at {_assertion_source(exc)}"
+        status, category = "failed", "wrong result"
         result.misconception = getattr(exc, "misconception", None) or result.tagged
     else:
         status, category = "error", "the grader could not evaluate the result"
         message = f"grader error while running this check: {type(exc).__name__}: {exc}"
         result.internal_error = True
     result.status = status
+    example = getattr(exc, EXAMPLE, None)
     if public:
-        result.message = message + (f"\n{notes}" if notes and status == "failed" else "")
+        result.message = message + (f"\nshrunk inputs: {example}" if example and status == "failed" else "")
     else:
         result.message = f"{result.title}: {category}"

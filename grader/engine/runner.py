@@ -10,6 +10,7 @@ import pytest
 from grader import topics as topic_registry
 from grader.engine import goldens
 from grader.engine.plugin import CheckResult, ScorePlugin
+from grader.interrupt import Interrupted
 from grader.sandbox import remote
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.zygote import Zygote
@@ -38,16 +39,21 @@ def load_hypothesis_profile() -> None:
 
 
 def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
-               memory_bytes: int = remote.MEMORY_BYTES) -> list[CheckResult]:
-    """Every selected check's result, in file order; a check module that fails to load gives an error result."""
+               memory_bytes: int = remote.MEMORY_BYTES) -> tuple[list[CheckResult], Interrupted | None]:
+    """Every selected check's result, in file order, and the interrupt that stopped the run early, if any.
+
+    A check module that fails to load gives an error result. Checks run with plain asserts: a failure message
+    never holds pytest's rendering of grader objects.
+    """
     files = [f for t in topics for f in topic_registry.check_files(t, hidden)]
     if not files:
-        return []
+        return [], None
     if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
         load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
             "--rootdir", str(topic_registry.CHECKS_DIR), "-p", "no:cacheprovider", "-p", "no:terminal",
-            "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "no:threadexception", "--capture=sys"]
+            "-p", "no:warnings", "-p", "no:unraisableexception", "-p", "no:threadexception", "--capture=sys",
+            "--assert=plain"]
     if record_goldens:
         for t in topics:
             goldens.start_recording(t)
@@ -62,4 +68,4 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         results.append(CheckResult(f"{topic}.load_checks", topic, "the checks of this topic load", "public", 0,
                                    status="error", message=f"grader error: could not load {nodeid}:\n{text}",
                                    internal_error=True))
-    return results
+    return results, plugin.interrupted

@@ -10,6 +10,8 @@ def to_gradescope(doc: dict) -> dict:
                           "output": topic["message"], "visibility": "visible"})
         for c in topic["checks"]:
             output = c["message"]
+            if c.get("output"):
+                output += f"\nyour code printed (its last lines):\n{c['output']}"
             if c["misconception"]:
                 output += f"\nmisconception: {c['misconception']}"
             if c["hint"] and c["status"] != "passed":
@@ -20,6 +22,8 @@ def to_gradescope(doc: dict) -> dict:
     out = {"score": doc["score"], "execution_time": int(round(doc["duration_s"])), "tests": tests,
            "extra_data": {"infergrade_status": doc["status"], "seed": doc["seed"], "mode": doc["mode"],
                           "isolation": doc["isolation"]["level"]}}
-    if doc["status"] == "error":
+    if doc["status"] != "completed":
         out["output"] = f"Grading did not complete: {doc['error']}"
+    elif doc["incomplete"]:
+        out["output"] = f"Not a full grade: {doc['incomplete']}"
     return out

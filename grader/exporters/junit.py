@@ -9,7 +9,8 @@ def to_junit(doc: dict) -> str:
     for topic in doc["topics"]:
         checks = topic["checks"]
         suite = ET.SubElement(root, "testsuite", name=topic["id"], tests=str(len(checks)),
-                              failures=_count(checks, "failed"), errors=_count(checks, "error", "timeout"),
+                              failures=_count(checks, "failed", "not_started"),
+                              errors=_count(checks, "error", "timeout", "interrupted"),
                               skipped=_count(checks, "skipped"), time=f"{topic['duration_s']:.3f}")
         if topic["status"] == "error" and topic["message"] and not checks:
             case = ET.SubElement(suite, "testcase", classname=topic["id"], name="import")
@@ -19,7 +20,8 @@ def to_junit(doc: dict) -> str:
                                  time=f"{c['duration_s']:.3f}")
             ET.SubElement(case, "properties").extend(
                 ET.Element("property", name=k, value=str(c[k])) for k in ("score", "max_score", "seed", "misconception"))
-            tag = {"failed": "failure", "error": "error", "timeout": "error", "skipped": "skipped"}.get(c["status"])
+            tag = {"failed": "failure", "not_started": "failure", "error": "error", "timeout": "error",
+                   "interrupted": "error", "skipped": "skipped"}.get(c["status"])
             if tag:
                 ET.SubElement(case, tag, message=c["message"].splitlines()[0] if c["message"] else c["status"]).text = \
                     c["message"]

@@ -1,4 +1,4 @@
-"""A readable summary of a results document for the terminal."""
+"""A readable summary of a results document for the terminal: each problem said once, the rest counted."""
 from __future__ import annotations
 
 import textwrap
@@ -9,34 +9,80 @@ from grader import hints
 
 MARKS = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "error": ("ERROR", "red"),
          "timeout": ("TIMEOUT", "red"), "skipped": ("SKIP", "yellow")}
+TOPIC_COLORS = {"passed": "green", "incomplete": "yellow"}
+SHOWN_MESSAGE_LINES = 24
+
+
+def _checks(n: int) -> str:
+    return f"{n} check" + ("" if n == 1 else "s")
 
 
 def summary(doc: dict, verbose: bool = False) -> str:
     lines = []
     explained: set[str] = set()  # each misconception is explained once, then named
     for topic in doc["topics"]:
-        color = "green" if topic["status"] == "passed" else "red"
-        lines.append(click.style(f"{topic['id']}: {topic['score']:g}/{topic['max_score']:g}", fg=color, bold=True)
-                     + (f"  ({topic['message']})" if topic["message"] else ""))
-        for c in topic["checks"]:
-            if c["status"] == "passed" and not verbose:
-                continue
-            mark, fg = MARKS[c["status"]]
-            lines.append(f"  {click.style(mark, fg=fg)} {c['id']} ({c['points']} pt) {c['title']}")
-            if c["status"] == "passed":
-                continue
-            lines += [f"      {line}" for line in c["message"].splitlines()[:24]]
-            if c["misconception"]:
-                why = "" if c["misconception"] in explained else hints.explain(topic["id"], c["misconception"])
-                explained.add(c["misconception"])
-                lines += textwrap.wrap(f"misconception {c['misconception']}" + (f": {why}" if why else " (see above)"),
-                                       100, initial_indent="      ", subsequent_indent="        ")
-            if c["hint"] and c["status"] in ("failed", "error"):
-                lines.append(f"      hint: infergrade hint {c['hint']}")
-    passed = sum(c["status"] == "passed" for t in doc["topics"] for c in t["checks"])
-    total = sum(c["status"] != "skipped" for t in doc["topics"] for c in t["checks"])
-    lines.append(click.style(f"score {doc['score']:g}/{doc['max_score']:g}, {passed}/{total} checks passed",
+        lines += _topic_lines(topic, verbose, explained)
+    checks = [c for t in doc["topics"] for c in t["checks"]]
+    passed = sum(c["status"] == "passed" for c in checks)
+    lines.append(click.style(f"score {doc['score']:g}/{doc['max_score']:g}, {passed}/{_checks(len(checks))} passed",
                              bold=True))
-    if doc["status"] == "error":
+    if doc["incomplete"]:
+        lines.append(click.style(f"not a full grade: {doc['incomplete']}", fg="yellow"))
+    if doc["status"] == "interrupted":
+        unfinished = sum(c["status"] == "interrupted" for c in checks)
+        lines.append(click.style(f"grading was {doc['error']}: {_checks(unfinished)} did not finish and score 0",
+                                 fg="red"))
+    elif doc["status"] == "error":
         lines.append(click.style(f"grading did not complete: {doc['error']}", fg="red"))
     return "\n".join(lines)
+
+
+def _topic_lines(topic: dict, verbose: bool, explained: set[str]) -> list[str]:
+    checks = topic["checks"]
+    lines = [click.style(f"{topic['id']}: {topic['score']:g}/{topic['max_score']:g}",
+                         fg=TOPIC_COLORS.get(topic["status"], "red"), bold=True)]
+    not_run = [c for c in checks if c["message"].startswith("not run:")]  # the topic's error says why, once
+    not_run_ids = {c["id"] for c in not_run}
+    if topic["status"] == "error" and topic["message"]:
+        lines += [f"  {click.style('ERROR', fg='red')} {topic['message'].splitlines()[0]}"]
+        lines += [f"    {line}" for line in topic["message"].splitlines()[1:SHOWN_MESSAGE_LINES]]
+        if not_run:
+            lines.append(f"  {_checks(len(not_run))} not run ({sum(c['points'] for c in not_run)} pt)")
+    not_started: dict[str, list[dict]] = {}
+    interrupted = []
+    for c in checks:
+        if c["id"] in not_run_ids:
+            continue
+        if c["status"] == "not_started":
+            not_started.setdefault(c["function"] or "?", []).append(c)
+        elif c["status"] == "interrupted":
+            interrupted.append(c)
+        elif c["status"] != "passed" or verbose:
+            lines += _check_lines(topic["id"], c, explained)
+    for function, waiting in not_started.items():
+        hint = next((c["hint"] for c in waiting if c["hint"]), None)
+        lines.append(f"  {click.style('NOT STARTED', fg='yellow')} {function}: {_checks(len(waiting))} "
+                     f"({sum(c['points'] for c in waiting)} pt)" + (f" — hint: infergrade hint {hint}" if hint else ""))
+    if interrupted:
+        lines.append(f"  {click.style('INTERRUPTED', fg='red')} {_checks(len(interrupted))} did not finish "
+                     f"({sum(c['points'] for c in interrupted)} pt)")
+    return lines
+
+
+def _check_lines(topic: str, c: dict, explained: set[str]) -> list[str]:
+    mark, fg = MARKS[c["status"]]
+    lines = [f"  {click.style(mark, fg=fg)} {c['id']} ({c['points']} pt) {c['title']}"]
+    if c["status"] == "passed":
+        return lines
+    lines += [f"      {line}" for line in c["message"].splitlines()[:SHOWN_MESSAGE_LINES]]
+    if c.get("output"):
+        lines.append("      your code printed (its last lines):")
+        lines += [f"      | {line}" for line in c["output"].splitlines()]
+    if c["misconception"]:
+        why = "" if c["misconception"] in explained else hints.explain(topic, c["misconception"])
+        explained.add(c["misconception"])
+        lines += textwrap.wrap(f"misconception {c['misconception']}" + (f": {why}" if why else " (see above)"),
+                               100, initial_indent="      ", subsequent_indent="        ")
+    if c["hint"] and c["status"] in ("failed", "error", "timeout"):
+        lines.append(f"      hint: infergrade hint {c['hint']}")
+    return lines

@@ -66,13 +66,33 @@ def _recv_exact(sock, n, deadline):
 
 
 def describe_exception(exc: BaseException, submission_dir: str) -> dict:
-    """Type, bases and message of an exception, with the traceback cut to the submission's own frames."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if os.path.realpath(f.filename).startswith(submission_dir + os.sep)]
-    where = "".join(traceback.format_list(frames[-4:]))
+    """Type, bases and message of an exception, with the traceback cut to the submission's own frames.
+
+    Written in the grader's words (file names relative to the submission), never by `traceback`'s formatter,
+    so that the same error reads the same on every Python version.
+    """
+    def relative(filename: str) -> str | None:
+        path = os.path.realpath(filename)
+        return os.path.relpath(path, submission_dir) if path.startswith(submission_dir + os.sep) else None
+
+    lines = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        name = relative(frame.filename)
+        if name is not None:
+            lines += [f"  {name}, line {frame.lineno}, in {frame.name}", f"    {(frame.line or '').strip()}"]
+    where = "\n".join(lines[-8:])
     message = str(exc)
     if isinstance(exc, SystemExit):
         message = f"the submission called sys.exit({exc.code!r})"
+    elif isinstance(exc, SyntaxError):
+        message = exc.msg
+        name = relative(exc.filename or "") or os.path.basename(exc.filename or "?")
+        where = f"  {name}, line {exc.lineno}"
+        if exc.text:
+            source = exc.text.rstrip("\n")
+            indent = len(source) - len(source.lstrip())
+            caret = " " * max((exc.offset or 1) - 1 - indent, 0) + "^"
+            where += f"\n    {source.strip()}\n    {caret}"
     return {"type": type(exc).__qualname__, "types": [c.__name__ for c in type(exc).__mro__],
             "message": message[:2000], "where": where[-2000:]}
 
@@ -99,6 +119,7 @@ def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     isolation.scrub_environment(tmp, config.get("env", {}))
     landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, *config["write_roots"]], config["hidden"],
                                              config["submission_dir"])

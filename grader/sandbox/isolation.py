@@ -142,7 +142,7 @@ def apply_rlimits(memory_bytes: int | None, output_bytes: int) -> dict:
         if memory_bytes is not None:
             cap = (status_bytes("self", "VmSize") or 0) + memory_bytes
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-            limits["address_space_bytes"] = cap
+            limits["address_space_headroom_bytes"] = memory_bytes  # the setting; the cap itself varies by run
     except (OSError, ValueError):
         pass
     resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))

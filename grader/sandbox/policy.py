@@ -21,7 +21,10 @@ def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
     """
     paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests"}
     if str(REPO.resolve()) not in {str(Path(d).resolve()) for d in site_dirs}:
-        paths.add(REPO)
+        # every entry of the checkout but a virtual environment that lives in it (`.venv`: the interpreter)
+        environment = [Path(p).resolve() for p in (sys.prefix, *site_dirs)]
+        paths |= {p for p in REPO.iterdir() if not any(e == p.resolve() or p.resolve() in e.parents
+                                                        for e in environment)}
     sub = submission_dir.resolve()
     return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
 

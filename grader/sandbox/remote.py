@@ -16,12 +16,14 @@ from grader.sandbox import child as wire
 from grader.sandbox import codec
 from grader.sandbox.isolation import status_bytes
 from grader.sandbox.zygote import Zygote
+from grader.text import printable, tail
 
 DEFAULT_CALL_TIMEOUT = 10.0
 CHECK_BUDGET = 120.0  # seconds of submission time one check may use over all its calls
 IMPORT_TIMEOUT = 30.0
 MEMORY_BYTES = 3 * 2**30
 OUTPUT_BYTES = 1 * 2**20
+SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
 
 
 class SubmissionRaised(Exception):
@@ -39,19 +41,21 @@ class SubmissionRaised(Exception):
 class NotImplementedYet(BaseException):
     """The submission still raises NotImplementedError: the check stops at once (no shrinking, no retries)."""
 
-    def __init__(self, call: str, message: str):
-        self.call = call
-        super().__init__(f"{call} is not implemented yet (it raises NotImplementedError: {message})")
+    def __init__(self, function: str):
+        self.function = function
+        super().__init__(f"{function} is not implemented yet (it raises NotImplementedError)")
 
 
 class ChildFailure(BaseException):
     """The child crashed, hung or could not import the submission; `status` is 'error' or 'timeout'.
 
+    `import_failure` marks a module that could not be imported: one error for its topic, not one per check.
     A BaseException so that neither a check nor hypothesis can catch it and carry on.
     """
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: str, message: str, import_failure: bool = False):
         self.status = status
+        self.import_failure = import_failure
         super().__init__(message)
 
 
@@ -59,9 +63,10 @@ def exception_info(value) -> dict:
     """An exception report from the child, with every field forced to the expected type (it is untrusted)."""
     value = value if isinstance(value, dict) else {}
     types = value.get("types")
-    return {"type": str(value.get("type", "an exception"))[:200],
+    return {"type": printable(str(value.get("type", "an exception"))[:200]),
             "types": [str(t)[:200] for t in types] if isinstance(types, list) else [],
-            "message": str(value.get("message", ""))[:2000], "where": str(value.get("where", ""))[:2000]}
+            "message": printable(str(value.get("message", ""))[:2000]),
+            "where": printable(str(value.get("where", ""))[:2000])}
 
 
 def describe_status(status: int) -> str:
@@ -101,18 +106,18 @@ class Child:
         """Wait until the submission is imported; ChildFailure says why when it could not be."""
         if self.ready:
             return
-        first = self._receive(IMPORT_TIMEOUT, f"starting the sandbox for {self.topic}.py")
+        first = self._receive(IMPORT_TIMEOUT, f"starting the sandbox for {self.topic}.py", importing=True)
         if first[0] != "isolated" or not isinstance(first[1], dict):
             self.close()
             raise ChildFailure("error", "the sandboxed child did not report its isolation")
         self.info = first[1]
-        reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py")
+        reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py", importing=True)
         if reply[0] == "import_error":
             info = exception_info(reply[1])
             where = f"\n{info['where']}" if info["where"] else ""
             self.close()
             raise ChildFailure("error", f"could not import {self.topic}.py: {info['type']}: "
-                                        f"{info['message']}{where}")
+                                        f"{info['message']}{where}", import_failure=True)
         if reply[0] != "ready":
             self.close()
             raise ChildFailure("error", f"the child sent {reply[0]!r} where 'ready' was expected")
@@ -139,20 +144,20 @@ class Child:
             pass  # the child is gone; _receive reports how it ended
         return self._receive(timeout, what)
 
-    def _receive(self, timeout: float, what: str):
+    def _receive(self, timeout: float, what: str, importing: bool = False):
         try:
             frame = wire.recv(self.sock, deadline=time.monotonic() + timeout)
         except (socket.timeout, TimeoutError):
             self.close()
-            raise ChildFailure("timeout", f"{what} did not finish within {timeout:g} s (an endless loop?)") from None
+            raise ChildFailure("timeout", f"{what} did not finish within {timeout:g} s (an endless loop?)",
+                               import_failure=importing) from None
         except (OSError, codec.DecodeError) as exc:
             self.close()
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
         if frame is None:
             status = self.close(grace=1.0)
-            tail = self.output_tail
-            raise ChildFailure("error", f"the submission process {describe_status(status)} during {what}"
-                               + (f"\nlast output:\n{tail}" if tail else ""))
+            raise ChildFailure("error", f"the submission process {describe_status(status)} during {what}",
+                               import_failure=importing)
         try:
             reply = codec.decode(frame)
         except codec.DecodeError as exc:
@@ -190,10 +195,14 @@ class Child:
     def output_full(self) -> bool:
         return os.fstat(self.output_fd).st_size >= OUTPUT_BYTES
 
-    @property
     def output_tail(self) -> str:
+        """The last lines the submission printed (stdout and stderr), made safe to show; '' if none."""
+        if self.output_fd < 0:
+            return ""
         size = os.fstat(self.output_fd).st_size
-        text = os.pread(self.output_fd, 600, max(0, size - 600)).decode("utf-8", "replace")
+        start = max(0, size - 4 * SHOWN_OUTPUT_BYTES)
+        text = os.pread(self.output_fd, size - start, start).decode("utf-8", "replace")
+        text = tail(printable(text.rstrip("\n")), SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES)
         if size >= OUTPUT_BYTES:
             text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
         return text
@@ -348,6 +357,10 @@ class Submission:
     def isolation(self) -> dict:
         return self._child.info if self._child else {}
 
+    def output_tail(self) -> str:
+        """What the submission printed last in this check's child."""
+        return self._child.output_tail() if self._child else ""
+
     def _ensure(self) -> Child:
         if self._failure is not None:
             raise self._failure
@@ -382,7 +395,7 @@ class Submission:
         if kind == "raised":
             value = exception_info(value)
             if value["type"] == "NotImplementedError":
-                raise NotImplementedYet(what, value["message"])
+                raise NotImplementedYet(name)
             if child.output_full:
                 value = {**value, "message": f"{value['message']} — the submission printed more than the "
                                              f"{OUTPUT_BYTES // 2**20} MiB of output allowed"}

@@ -1,13 +1,11 @@
 """Hidden flash_attention checks: random shapes, tiles, dtypes and score magnitudes drawn from the seed, compared
 with the live reference."""
-import importlib.util
 
-import pytest
 import torch
 
 from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected
 from grader.checks.flash_attention.inputs import between, pick, randn_qkv, with_row_scores
-from grader.engine import check, expect_equal, reference
+from grader.engine import check, expect_equal, reference, require
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 HEAD_DIMS = [16, 32, 48, 64, 80, 96, 128]
@@ -87,8 +85,7 @@ def test_random_memory_bytes(sub, rng):
 @check("random_triton", points=2, hint="flash_attention_triton",
        title="flash_attention_triton on random small float16 shapes, causal or not")
 def test_random_triton(sub, rng):
-    if importlib.util.find_spec("triton") is None:
-        pytest.skip("Triton is not installed: the Triton level is not graded here")
+    require("triton", "gpu")
     device = "cuda" if torch.cuda.is_available() else "cpu"  # on CPU the child runs TRITON_INTERPRET=1
     sub.set_timeout(30)
     for _ in range(3):

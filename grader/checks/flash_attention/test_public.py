@@ -1,13 +1,12 @@
 """Public flash_attention checks: fixed lattice inputs (exact in every dtype), answers from the goldens."""
-import importlib.util
 import re
 
-import pytest
 import torch
 
 from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected, split
 from grader.checks.flash_attention.inputs import lattice_qkv, with_row_scores
-from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, expect_type, fail, golden, reference
+from grader.engine import (SubmissionRaised, check, expect_equal, expect_raises, expect_type, fail, golden, reference,
+                           require)
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 MIB = 2**20
@@ -164,8 +163,7 @@ TRITON_CASES = {  # key: ((B, H, Tq, Tk, D), causal)
 @check("triton_kernel", points=3, hint="flash_attention_triton",
        title="flash_attention_triton (float16) matches exact attention, causal or not, Tq <= Tk")
 def test_triton_kernel(sub):
-    if importlib.util.find_spec("triton") is None:
-        pytest.skip("Triton is not installed: the Triton level is not graded here")
+    require("triton", "gpu")
     device = "cuda" if torch.cuda.is_available() else "cpu"  # on CPU the child runs TRITON_INTERPRET=1
     sub.set_timeout(30)
     for salt, (key, (shape, causal)) in enumerate(TRITON_CASES.items(), start=120):

@@ -1,0 +1,67 @@
+"""Ctrl-C and SIGTERM during grading: stop the run where it is, then report it as interrupted.
+
+While grading, the first signal raises `Interrupted` (a KeyboardInterrupt, which pytest and hypothesis let
+through); later ones, and any after `settle()`, are only recorded, so that the results file is written whole.
+"""
+from __future__ import annotations
+
+import contextlib
+import signal
+
+SIGNAL_NAMES = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run received `signum`."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def reason(self) -> str:
+        return f"interrupted by {SIGNAL_NAMES.get(self.signum, f'signal {self.signum}')}"
+
+
+_received: list[int] = []
+_raising: list[bool] = [False]
+
+
+def received() -> Interrupted | None:
+    """The interrupt this process received, if any."""
+    return Interrupted(_received[0]) if _received else None
+
+
+def _on_signal(signum, frame):
+    first = not _received
+    _received.append(signum)
+    if first and _raising[0]:
+        raise Interrupted(signum)
+
+
+def settle() -> None:
+    """Grading is over: from now on a signal no longer stops anything (the results are being written)."""
+    _raising[0] = False
+
+
+@contextlib.contextmanager
+def signals_interrupt():
+    """Within the block, the first SIGINT or SIGTERM raises `Interrupted` (until `settle()`)."""
+    _received.clear()
+    _raising[0] = True
+    previous = {s: signal.signal(s, _on_signal) for s in SIGNAL_NAMES}
+    try:
+        yield
+    finally:
+        _raising[0] = False
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def as_interrupted(exc: KeyboardInterrupt) -> Interrupted:
+    """A plain KeyboardInterrupt (raised without our handler) counts as SIGINT."""
+    return exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
