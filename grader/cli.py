@@ -36,12 +36,17 @@ def _interrupt_code() -> int:
     return (interrupt.received() or interrupt.Interrupted(signal.SIGINT)).exit_code
 
 
-def _resolve(topics, submission: Path) -> tuple[list[str], Path]:
-    """The topics and the submission folder, or a usage error naming what is wrong; says where it looked."""
+def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str], Path]:
+    """The topics and the submission folder, or a usage error naming what is wrong; says where it looked.
+
+    `record_bad_input(message)` runs before the usage error (`grade` writes an error results file there).
+    """
     try:
         chosen = resolve_topics(topics)
         folder, note = resolve_submission(submission)
     except BadInput as exc:
+        if record_bad_input is not None:
+            _fail(f"{exc} ({record_bad_input(str(exc))})")
         _fail(str(exc))
     if note:
         click.echo(note, err=True)
@@ -107,15 +112,13 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     not run here (unless --allow-skipped); 2 for bad arguments; 130 or 143 when interrupted.
     """
     seed = secrets.randbelow(2**31) if seed is None else seed
-    try:
-        chosen = resolve_topics(topics)
-        folder, note = resolve_submission(submission)
-    except BadInput as exc:
+
+    def record_bad_input(message: str) -> str:
         known = [t for t in topics if t in topic_registry.all_topics()]
-        _write(bad_input_document(str(exc), submission, known, hidden, seed), out, fmt)
-        _fail(f"{exc} (an error results file was written to {out})")
-    if note:
-        click.echo(note, err=True)
+        _write(bad_input_document(message, submission, known, hidden, seed), out, fmt)
+        return f"an error results file was written to {out}"
+
+    chosen, folder = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=hidden, seed=seed)
         interrupt.settle()

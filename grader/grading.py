@@ -38,10 +38,11 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
     if not path.is_dir():
         raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
     path = path.resolve()
-    if _holds_modules(path):
+    modules = [f"{t}.py" for t in topic_registry.all_topics()]
+    if _holds_modules(path, modules):
         return path, None
-    found = _folders_with_modules(path, SEARCH_DEPTH)
-    expected = ", ".join(f"{t}.py" for t in topic_registry.all_topics())
+    found = _folders_with_modules(path, modules, SEARCH_DEPTH)
+    expected = ", ".join(modules)
     if not found:
         raise BadInput(f"no topic module in {str(path)!r} or the folders below it (looked {SEARCH_DEPTH} levels "
                        f"down for any of: {expected})")
@@ -53,11 +54,11 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
                       f"the one folder below it that does")
 
 
-def _holds_modules(folder: Path) -> bool:
-    return any((folder / f"{t}.py").is_file() for t in topic_registry.all_topics())
+def _holds_modules(folder: Path, modules: list[str]) -> bool:
+    return any((folder / m).is_file() for m in modules)
 
 
-def _folders_with_modules(folder: Path, depth: int) -> list[Path]:
+def _folders_with_modules(folder: Path, modules: list[str], depth: int) -> list[Path]:
     """Folders below `folder` (not following links, skipping hidden and cache folders) that hold a topic module."""
     found = []
     try:
@@ -66,10 +67,10 @@ def _folders_with_modules(folder: Path, depth: int) -> list[Path]:
     except OSError:
         return found
     for child in children:
-        if _holds_modules(child):
+        if _holds_modules(child, modules):
             found.append(child)
         elif depth > 1:
-            found += _folders_with_modules(child, depth - 1)
+            found += _folders_with_modules(child, modules, depth - 1)
     return found
 
 

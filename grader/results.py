@@ -70,13 +70,16 @@ def isolation_level(info: dict) -> dict:
     return {"level": level, **info}
 
 
+NOT_RUN = "not run: "  # the message of a check whose module could not be imported (the topic says why, once)
+
+
 def _check_entry(r: CheckResult, interrupted: bool) -> dict:
     status, message = r.status, r.message
     if status == "pending":  # never ran to the end: it scores nothing and keeps its points in the maximum
         assert interrupted, f"{r.id} did not run although the run was not interrupted"
         status, message = "interrupted", "the run was interrupted before this check finished"
     if r.import_failure:
-        message = f"not run: {r.topic}.py could not be imported (see the topic's error)"
+        message = f"{NOT_RUN}{r.topic}.py could not be imported (see the topic's error)"
     entry = {"id": r.id, "title": r.title, "score": r.score, "max_score": r.max_score, "points": r.max_score,
              "status": status, "message": message,
              "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
@@ -173,7 +176,8 @@ def problems(doc: dict) -> list[str]:
 def error_document(error: str, topics: list[str], submission: Path, mode: str, seed: int, started_at: str,
                    duration_s: float, status: str = "error") -> dict:
     """The results of a run that could not complete: an error status, never a silent score."""
-    return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {"status": status} | {
+    return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {
+        "status": status,
         "topics": [{"id": t, "score": 0, "max_score": 0, "status": "error", "message": error, "duration_s": 0.0,
                     "checks": []} for t in topics]}
 

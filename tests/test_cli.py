@@ -184,7 +184,8 @@ def test_bad_arguments_are_named(args, words):
 
 @pytest.mark.parametrize("fmt", ["json", "gradescope", "junit"])
 def test_control_characters_and_lone_surrogates_from_a_submission_break_no_format(tmp_path, fmt):
-    source = KV + "\n\ndef kv_bytes_per_token(config, dtype_bytes=2):\n    raise ValueError('\\x1b[2J\\x00\\ud800 oops')\n"
+    source = KV + ("\n\ndef kv_bytes_per_token(config, dtype_bytes=2):\n"
+                   "    raise ValueError('\\x1b[2J\\x00\\ud800 oops')\n")
     out = tmp_path / f"out.{fmt}"
     code, output = run("grade", "--submission", submission(tmp_path, source), "--topic", "kv_cache", "--seed", 1,
                        "--out", out, "--format", fmt)

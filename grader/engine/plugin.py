@@ -16,7 +16,7 @@ from grader.engine import goldens
 from grader.engine.checks import CheckFailure, CheckMeta
 from grader.interrupt import Interrupted, as_interrupted
 from grader.sandbox.remote import (ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised,
-                                   describe_call)
+                                   describe_arguments)
 
 HIDDEN_FILE = "test_hidden.py"
 PUBLIC_SEED = 0
@@ -175,7 +175,7 @@ def _record_examples(test, fixtures: set[str]) -> None:
         except BaseException as exc:
             drawn = {k: v for k, v in kwargs.items() if k not in fixtures}
             if drawn and not hasattr(exc, EXAMPLE):
-                setattr(exc, EXAMPLE, describe_call("", (), drawn)[1:-1])
+                setattr(exc, EXAMPLE, describe_arguments((), drawn))
             raise
 
     test.hypothesis.inner_test = recorded

@@ -6,6 +6,7 @@ import textwrap
 import click
 
 from grader import hints
+from grader.results import NOT_RUN
 
 MARKS = {"passed": ("PASS", "green"), "failed": ("FAIL", "red"), "error": ("ERROR", "red"),
          "timeout": ("TIMEOUT", "red"), "skipped": ("SKIP", "yellow")}
@@ -41,7 +42,7 @@ def _topic_lines(topic: dict, verbose: bool, explained: set[str]) -> list[str]:
     checks = topic["checks"]
     lines = [click.style(f"{topic['id']}: {topic['score']:g}/{topic['max_score']:g}",
                          fg=TOPIC_COLORS.get(topic["status"], "red"), bold=True)]
-    not_run = [c for c in checks if c["message"].startswith("not run:")]  # the topic's error says why, once
+    not_run = [c for c in checks if c["message"].startswith(NOT_RUN)]  # the topic's error says why, once
     not_run_ids = {c["id"] for c in not_run}
     if topic["status"] == "error" and topic["message"]:
         lines += [f"  {click.style('ERROR', fg='red')} {topic['message'].splitlines()[0]}"]

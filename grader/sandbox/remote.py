@@ -280,9 +280,13 @@ def _brief(x, depth=0) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def describe_arguments(args: tuple, kwargs: dict) -> str:
+    """`1.0, p=0.9`: the arguments of a call, each value shortened."""
+    return ", ".join([_brief(a) for a in args] + [f"{k}={_brief(v)}" for k, v in kwargs.items()])
+
+
 def describe_call(name: str, args: tuple, kwargs: dict) -> str:
-    parts = [_brief(a) for a in args] + [f"{k}={_brief(v)}" for k, v in kwargs.items()]
-    return f"{name}({', '.join(parts)})"
+    return f"{name}({describe_arguments(args, kwargs)})"
 
 
 class RemoteCallable:
