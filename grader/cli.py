@@ -142,9 +142,13 @@ def _write(doc: dict, out: Path, fmt: str) -> None:
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit}[fmt](doc)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 @main.command()

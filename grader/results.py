@@ -84,7 +84,7 @@ def _check_entry(r: CheckResult, interrupted: bool) -> dict:
              "status": status, "message": message,
              "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
              "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
-             "internal_error": r.internal_error, "function": r.function}
+             "internal_error": r.internal_error, "function": r.function if r.visibility == "public" else None}
     if r.output and status in ("failed", "error", "timeout") and r.visibility == "public":
         entry["output"] = r.output
     return entry

@@ -1,13 +1,15 @@
-"""Text from a submission made safe to show: no terminal escapes, no control characters, no lone surrogates."""
+"""Text from a submission made safe to show: no terminal escapes, no control characters, no lone surrogates, nothing
+XML 1.0 forbids."""
 from __future__ import annotations
 
 import re
 
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def printable(text: str) -> str:
-    """`text` with every control character but newline and tab, and every lone surrogate, shown as U+FFFD."""
+    """`text` with every control character but newline and tab, every lone surrogate and the noncharacters
+    U+FFFE and U+FFFF shown as U+FFFD."""
     return _UNSAFE.sub("\ufffd", text)
 
 

@@ -124,7 +124,7 @@ MODULE = textwrap.dedent('''
 @pytest.fixture
 def sub(tmp_path):
     (tmp_path / "demo.py").write_text(MODULE)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(zygote())
     s = Submission(pool, config)
     s.set_timeout(3)
@@ -160,7 +160,7 @@ def test_crashes_and_hangs_cost_only_the_call(sub, fn, status, words):
 def test_the_next_check_gets_a_fresh_child(sub, tmp_path):
     with pytest.raises(ChildFailure):
         sub.hard_exit()
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(zygote())
     fresh = Submission(pool, config)
     assert fresh.add(2, 3) == 5
@@ -286,7 +286,7 @@ def test_a_dead_zygote_is_a_clear_grader_error_and_is_replaced(tmp_path):
     doomed = runner.zygote()
     os.kill(doomed.pid, signal.SIGKILL)
     os.waitpid(doomed.pid, 0)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     with pytest.raises(ZygoteGone, match="zygote process is gone"):
         Submission(ChildPool(doomed), config).add(1, 2)
     fresh = runner.zygote()
@@ -301,7 +301,7 @@ def test_without_namespaces_the_rlimits_and_timeouts_still_contain(tmp_path):
 
     (tmp_path / "demo.py").write_text(MODULE)
     plain = Zygote(namespaces=False)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(plain)
     try:
         sub = Submission(pool, config)
@@ -322,7 +322,7 @@ def test_a_module_that_hangs_on_import_costs_its_time_once(tmp_path, monkeypatch
 
     monkeypatch.setattr(remote, "IMPORT_TIMEOUT", 1.0)
     (tmp_path / "demo.py").write_text("while True:\n    pass\n")
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(zygote())
     started = time.monotonic()
     for _ in range(5):
@@ -370,7 +370,7 @@ def test_a_forged_exception_report_is_still_a_submission_error(tmp_path):
             time.sleep(5)
     ''')
     (tmp_path / "demo.py").write_text(source)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20, tmp_path), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(zygote())
     with pytest.raises(SubmissionRaised) as raised:
         Submission(pool, config).forge_raise()

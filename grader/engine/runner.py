@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import atexit
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -57,8 +56,8 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
     if record_goldens:
         for t in topics:
             goldens.start_recording(t)
-    with tempfile.TemporaryDirectory(prefix="infergrade-cache-") as cache, pytest.MonkeyPatch.context() as env:
-        plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES, Path(cache)),
+    with pytest.MonkeyPatch.context() as env:
+        plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES),
                              hidden, seed, record_goldens, topic_registry.signature)
         env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         pytest.main(args, plugins=[plugin])

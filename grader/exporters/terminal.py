@@ -55,7 +55,7 @@ def _topic_lines(topic: dict, verbose: bool, explained: set[str]) -> list[str]:
         if c["id"] in not_run_ids:
             continue
         if c["status"] == "not_started":
-            not_started.setdefault(c["function"] or "?", []).append(c)
+            not_started.setdefault(c["function"] or "hidden checks", []).append(c)
         elif c["status"] == "interrupted":
             interrupted.append(c)
         elif c["status"] != "passed" or verbose:

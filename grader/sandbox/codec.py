@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from grader.text import printable
+
 MAX_MESSAGE_BYTES = 512 * 2**20
 MAX_TREE_BYTES = 8 * 2**20  # the JSON part (tensors travel as raw buffers): parsing costs ~30x its size
 MAX_DEPTH = 64
@@ -163,9 +165,9 @@ def _build(node, blobs, depth):
     if tag == "T" and len(args) == 3:
         return _tensor(*args, blobs)
     if tag == "h" and len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
-        return Handle(args[0], args[1][:200])
+        return Handle(args[0], printable(args[1][:200]))
     if tag == "opaque" and len(args) == 2 and all(isinstance(a, str) for a in args):
-        return Opaque(args[0][:200], args[1][:200])
+        return Opaque(printable(args[0][:200]), printable(args[1][:200]))
     raise DecodeError(f"unknown value tag {tag!r}")
 
 

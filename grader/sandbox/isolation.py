@@ -155,4 +155,5 @@ def scrub_environment(tmpdir: str, extra: dict) -> None:
     """Replace the environment with a minimal one: no tokens, paths or settings of the grader leak in."""
     os.environ.clear()
     os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tmpdir, "TMPDIR": tmpdir,
+                       "TRITON_CACHE_DIR": os.path.join(tmpdir, "triton-cache"),  # this child's own, discarded
                        "LANG": "C.UTF-8", **extra})

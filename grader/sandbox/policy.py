@@ -29,18 +29,19 @@ def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
     return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
 
 
-def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int, cache_dir: Path) -> dict:
+def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -> dict:
     """The per-run part of a child's configuration (the topic is added per check).
 
-    `cache_dir` is writable by every child of the run: Triton compiles a kernel once per run, not per check.
+    Nothing is writable by more than one child: each has its own temp folder (Triton's cache included), so no
+    check's child can leave anything for another's to read.
     """
     site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
     roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
-    env = {"TRITON_CACHE_DIR": str(cache_dir), **({} if cuda else {"TRITON_INTERPRET": "1"})}
+    env = {} if cuda else {"TRITON_INTERPRET": "1"}
     # CUDA reserves far more address space than it uses: with a GPU the address-space cap would stop it
-    return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", str(cache_dir), *devices],
+    return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", *devices],
             "hidden": hidden_paths(submission_dir, site_dirs), "memory_bytes": None if cuda else memory_bytes,
             "output_bytes": output_bytes,
             "submission_dir": str(submission_dir.resolve()), "env": env}
