@@ -57,17 +57,23 @@ def file_hashes(submission: Path) -> dict[str, str]:
     return hashes
 
 
-ISOLATION_FIELDS = {"user_namespace": bool, "network_namespace": bool, "pid_namespace": bool, "landlock_abi": int,
-                    "address_space_headroom_bytes": int, "output_bytes": int}
+NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
+              "uts_namespace")
+ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
+                    "seccomp": bool, "address_space_headroom_bytes": int, "output_bytes": int, "tmp_bytes": int}
 
 
 def isolation_level(info: dict) -> dict:
-    """Name the isolation the children reached (reported before any submission code runs); known fields only."""
+    """Name the walls the children reached, layer by layer (reported before any submission code runs).
+
+    `level` joins the layers that held: namespaces (all six), private-root, unprivileged (not root towards the
+    host), seccomp, landlock; rlimits and timeouts always apply.
+    """
     info = {k: v for k, v in info.items() if k in ISOLATION_FIELDS and type(v) is ISOLATION_FIELDS[k]}
-    ns = all(info.get(k) for k in ("user_namespace", "network_namespace", "pid_namespace"))
-    ll = info.get("landlock_abi", 0) > 0
-    level = "namespaces+landlock" if ns and ll else "namespaces" if ns else "landlock" if ll else "rlimits"
-    return {"level": level, **info}
+    layers = {"namespaces": all(info.get(k) for k in NAMESPACES), "private-root": info.get("private_root", False),
+              "unprivileged": info.get("host_uid", 0) != 0, "seccomp": info.get("seccomp", False),
+              "landlock": info.get("landlock_abi", 0) > 0}
+    return {"level": "+".join([name for name, held in layers.items() if held] + ["rlimits"]), **info}
 
 
 NOT_RUN = "not run: "  # the message of a check whose module could not be imported (the topic says why, once)

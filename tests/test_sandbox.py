@@ -232,13 +232,13 @@ def isolation(sub):
     return sub.isolation
 
 
-def test_grader_files_are_unreadable_and_unwritable_under_landlock(sub, tmp_path):
-    if not isolation(sub).get("landlock_abi"):
-        pytest.skip("Landlock is not available on this kernel")
+def test_grader_files_are_unreadable_and_unwritable(sub, tmp_path):
+    if not (isolation(sub).get("landlock_abi") or isolation(sub).get("private_root")):
+        pytest.skip("neither Landlock nor a private root is available on this kernel")
     for hidden in ("reference/__init__.py", "solutions/__init__.py", "grader/cli.py", "README.md", ".git/HEAD"):
-        with pytest.raises(SubmissionRaised, match="PermissionError"):
+        with pytest.raises(SubmissionRaised, match="PermissionError|FileNotFoundError"):  # hidden, or not there
             sub.read(str(REPO / hidden))
-    with pytest.raises(SubmissionRaised, match="PermissionError"):
+    with pytest.raises(SubmissionRaised, match="PermissionError|FileNotFoundError"):
         sub.write(str(REPO / "results.json"))
     assert sub.read(str(tmp_path / "demo.py")).startswith("\nimport os")
 
@@ -347,7 +347,7 @@ def test_processes_that_leave_the_group_and_drop_their_death_signal_still_end(su
 def test_a_planted_output_file_neither_leaks_nor_hangs(sub, kind):
     target = str(REPO / "grader" / "CHECKS.md")
     started = time.monotonic()
-    with pytest.raises(ChildFailure) as failure:
+    with pytest.raises((ChildFailure, SubmissionRaised)) as failure:  # behind a private root there is no file
         sub.plant_output(kind, target)
     assert "Writing checks" not in str(failure.value) and time.monotonic() - started < 5
 

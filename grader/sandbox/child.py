@@ -17,7 +17,7 @@ import traceback
 
 import torch
 
-from grader.sandbox import codec, isolation
+from grader.sandbox import codec, walls
 
 BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
 
@@ -108,29 +108,27 @@ def forbid(dotted: str) -> None:
     setattr(module, attr, forbidden)
 
 
-def serve(sock: socket.socket, config: dict, namespaces: dict) -> None:
-    """Isolate, import the submission, then answer requests until the grader closes the socket."""
-    tmp = config["tmpdir"]
-    out = os.open(os.path.join(tmp, "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    os.close(out)
+def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> None:
+    """Finish the walls, import the submission, then answer requests until the grader closes the socket.
+
+    `output_fd` is the child's output file, opened before the walls went up; `report` says what they reached.
+    """
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # the grader's own stream objects may wrap closed fds
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    isolation.scrub_environment(tmp, config.get("env", {}))
-    landlock = isolation.restrict_filesystem(config["read_roots"], [tmp, *config["write_roots"]], config["hidden"],
-                                             config["submission_dir"])
-    limits = isolation.apply_rlimits(config["memory_bytes"], config["output_bytes"])
+    restricted = walls.restrict(config, report["private_root"])
     torch.set_num_threads(1)  # see zygote.py: no OpenMP pool after a fork
     sys.dont_write_bytecode = True
     sys.meta_path.insert(0, _ImportBlocker())
     for name in [m for m in sys.modules if any(m == b or m.startswith(b + ".") for b in BLOCKED_IMPORTS)]:
         del sys.modules[name]
     # Said before any submission code runs: what comes later may be forged by the submission.
-    send(sock, codec.encode(("isolated", {**namespaces, "landlock_abi": landlock, **limits})))
+    send(sock, codec.encode(("isolated", {**report, **restricted})))
 
     submission_dir = os.path.realpath(config["submission_dir"])
     try:

@@ -11,6 +11,7 @@ import grader
 
 REPO = Path(grader.__file__).resolve().parent.parent
 SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt"]
+TMP_BYTES = 256 * 2**20  # the private /tmp of one child, its only writable place
 
 
 def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
@@ -36,12 +37,14 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -
     check's child can leave anything for another's to read.
     """
     site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
-    roots = SYSTEM_ROOTS + [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
+    python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
     env = {} if cuda else {"TRITON_INTERPRET": "1"}
     # CUDA reserves far more address space than it uses: with a GPU the address-space cap would stop it
-    return {"read_roots": sorted(set(roots)), "write_roots": ["/dev/null", *devices],
+    # the private root binds these beside the system's library folders (CUDA also reads /sys)
+    bound = sorted(set(python + (["/sys"] if cuda else [])))
+    return {"read_roots": sorted(set(SYSTEM_ROOTS + python)), "bound_read_only": bound, "devices": devices,
+            "tmp_bytes": TMP_BYTES,
             "hidden": hidden_paths(submission_dir, site_dirs), "memory_bytes": None if cuda else memory_bytes,
-            "output_bytes": output_bytes,
-            "submission_dir": str(submission_dir.resolve()), "env": env}
+            "output_bytes": output_bytes, "submission_dir": str(submission_dir.resolve()), "env": env}

@@ -14,7 +14,7 @@ import torch
 
 from grader.sandbox import child as wire
 from grader.sandbox import codec
-from grader.sandbox.isolation import status_bytes
+from grader.sandbox.limits import status_bytes
 from grader.sandbox.zygote import Zygote
 from grader.text import printable, tail
 
@@ -126,9 +126,9 @@ class Child:
         self.ready = True
 
     def _inner_pid(self) -> int:
-        """The process that runs the submission, two levels below the one the zygote forked (see zygote.py)."""
+        """The process that runs the submission, three levels below the one the zygote forked (see walls.py)."""
         pid = self.pid
-        for _ in range(2):
+        for _ in range(3):
             try:
                 with open(f"/proc/{pid}/task/{pid}/children") as f:
                     pid = int(f.read().split()[0])

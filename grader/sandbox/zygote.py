@@ -16,7 +16,7 @@ import socket
 import struct
 import time
 
-from grader.sandbox import child, isolation
+from grader.sandbox import child, environment, namespaces, walls
 
 
 class ZygoteGone(RuntimeError):
@@ -84,9 +84,9 @@ class Zygote:
             pass
 
 
-def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
-    isolation.die_with_parent()
-    isolation.adopt_orphans()
+def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
+    namespaces.die_with_parent()
+    namespaces.adopt_orphans()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C or SIGTERM is the grader's to handle: it ends us
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     ended: dict[int, int] = {}  # wait statuses collected before anyone asked
@@ -105,7 +105,7 @@ def _zygote_main(sock: socket.socket, namespaces: bool) -> None:
             if pid == 0:
                 sock.close()
                 ours.close()
-                _child_main(theirs, arg, namespaces)
+                _child_main(theirs, arg, use_namespaces)
             theirs.close()
             spawned.add(pid)
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
@@ -177,17 +177,13 @@ def _collect(ended: dict[int, int], discarded: set[int]) -> None:
             ended[pid] = status
 
 
-def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
-    """Become a session leader, enter new namespaces, and serve from a process below a trusted PID 1.
-
-    zygote -> this process (the group the zygote kills) -> PID 1 of a new PID namespace (our code only) ->
-    the process that imports the submission. When PID 1 dies the kernel kills everything in the namespace,
-    whatever the submission did to its own session or death signal.
-    """
+def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None:
+    """Become a session leader (the group the zygote kills), wipe what the process tells about the grader, and
+    serve from behind the walls (see walls.py for the processes between here and the submission)."""
     code = 0
     try:
         os.setsid()
-        isolation.die_with_parent()
+        namespaces.die_with_parent()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         keep = sock.fileno()
         os.closerange(3, keep)
@@ -195,46 +191,11 @@ def _child_main(sock: socket.socket, config: dict, namespaces: bool) -> None:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
-        ns = isolation.enter_namespaces() if namespaces else {
-            "user_namespace": False, "network_namespace": False, "pid_namespace": False}
-        if ns["pid_namespace"]:
-            status_r, status_w = os.pipe()
-            init = os.fork()
-            if init:
-                sock.close()
-                os.close(status_w)
-                _, status = os.waitpid(init, 0)
-                reported = os.read(status_r, 8)
-                _mirror(struct.unpack("<q", reported)[0] if len(reported) == 8 else status)
-            os.close(status_r)
-            _namespace_init(sock, status_w)
-            os.close(status_w)  # the submission's process must not be able to report a status
-        child.serve(sock, config, ns)
+        output = os.open(os.path.join(config["tmpdir"], "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        environment.scrub(config["tmpdir"], config.get("env", {}))
+        report = walls.enter(sock, output, config, use_namespaces)
+        child.serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70
     finally:
         os._exit(code)
-
-
-def _namespace_init(sock: socket.socket, status_w: int) -> None:
-    """As PID 1: fork the serving process and return in it; here, reap until it ends, report, and exit."""
-    isolation.die_with_parent()
-    inner = os.fork()
-    if inner == 0:
-        return
-    sock.close()
-    while True:
-        pid, status = os.waitpid(-1, 0)  # PID 1 also reaps the namespace's orphans
-        if pid == inner:
-            break
-    os.write(status_w, struct.pack("<q", status))
-    os._exit(0)
-
-
-def _mirror(status: int) -> None:
-    """End this process the way the serving process ended, so the zygote sees the same status."""
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)

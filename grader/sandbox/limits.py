@@ -1,0 +1,32 @@
+"""Per-process limits of the child (address space, file size, core dumps) and reading sizes from /proc."""
+from __future__ import annotations
+
+import resource
+
+
+def status_bytes(pid: int | str, field: str) -> int | None:
+    """A size from /proc/PID/status (`VmSize`: virtual size, `VmHWM`: peak resident); None where unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(f"{field}:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def apply_rlimits(memory_bytes: int | None, output_bytes: int) -> dict:
+    """Cap address space `memory_bytes` above the current size (None: no cap), output file size, core dumps."""
+    limits = {}
+    try:
+        if memory_bytes is not None:
+            cap = (status_bytes("self", "VmSize") or 0) + memory_bytes
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            limits["address_space_headroom_bytes"] = memory_bytes  # the setting; the cap itself varies by run
+    except (OSError, ValueError):
+        pass
+    resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    limits["output_bytes"] = output_bytes
+    return limits

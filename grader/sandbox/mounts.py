@@ -1,0 +1,130 @@
+"""A private, minimal root for the child, built in its own mount namespace (bubblewrap's layout, in brief).
+
+Only what Python and the submission need is there: the system's library folders, the interpreter and its
+packages, a few files of /etc, a handful of devices, all read-only; a copy of the submission folder, read-only;
+a fresh /proc for the child's PID namespace; and a size-limited tmpfs at /tmp, the only writable place. Nothing
+else of the host is reachable: no host /tmp, /run, /dev/shm, home folders, sockets or other processes.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MNT_DETACH = 0x2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+       "/etc/localtime", "/etc/alternatives"]
+DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+SUBMISSION_BYTES = 32 * 2**20  # the copy of the submission folder; what is past it is left out
+SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints")
+
+
+class MountError(OSError):
+    """A step of building the root failed; the child then runs without a private root, and says so."""
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    libc = _libc()
+    if libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), flags,
+                  data and data.encode()) != 0:
+        errno = ctypes.get_errno()
+        raise MountError(errno, f"mount {source or fstype} on {target}: {os.strerror(errno)}")
+
+
+def _bind_read_only(source: str, target: str, writable: bool = False) -> None:
+    """Bind `source` at `target` and make it read-only, keeping the flags the kernel locks (nosuid, nodev...)."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if writable:
+        return
+    kept = os.statvfs(target).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)  # ST_* share the MS_* values here
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
+
+
+def _copy_link(path: str, root: str) -> None:
+    target = root + path
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.symlink(os.readlink(path), target)
+
+
+def _covered(path: str, bound: list[str]) -> bool:
+    return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
+
+
+def copy_submission(source: str, target: str) -> None:
+    """Copy the submission folder's regular files (not links, not caches) up to SUBMISSION_BYTES."""
+    budget = SUBMISSION_BYTES
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d)))
+        into = os.path.join(target, os.path.relpath(folder, source))
+        os.makedirs(into, exist_ok=True)
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            size = os.path.getsize(path)
+            if size > budget:
+                continue
+            budget -= size
+            shutil.copyfile(path, os.path.join(into, name))
+
+
+def build_root(root: str, read_only: list[str], devices: list[str], submission: str, tmp_bytes: int) -> None:
+    """Build the sandbox's root at `root` (an empty folder) and switch to it; the caller is PID 1 of its
+    namespace, in a mount namespace of its own, with capabilities there."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    bound: list[str] = []
+    for path in [*SYSTEM, *ETC, *sorted(set(read_only), key=len)]:
+        if not os.path.lexists(path) or _covered(path, bound):
+            continue
+        if os.path.islink(path):
+            _copy_link(path, root)
+        else:
+            _bind_read_only(path, root + path)
+        bound.append(path)
+    for device in [*DEVICES, *devices]:
+        if os.path.exists(device):
+            _bind_read_only(device, root + device, writable=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    os.makedirs(root + "/tmp", exist_ok=True)
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=1777")
+    os.makedirs(root + submission, exist_ok=True)  # after /tmp: the submission may lie below it
+    _mount("tmpfs", root + submission, "tmpfs", MS_NOSUID | MS_NODEV, f"size={SUBMISSION_BYTES + 2**20},mode=0755")
+    copy_submission(submission, root + submission)
+    _mount(None, root + submission, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.makedirs(root + "/proc", exist_ok=True)
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _pivot(root)
+
+
+def _pivot(root: str) -> None:
+    """Make `root` the root of this mount namespace and detach the host's."""
+    import platform
+
+    old = root + "/.host"
+    os.makedirs(old)
+    libc = _libc()
+    if libc.syscall(SYS_PIVOT_ROOT[platform.machine()], root.encode(), old.encode()) != 0:
+        errno = ctypes.get_errno()
+        raise MountError(errno, f"pivot_root: {os.strerror(errno)}")
+    os.chdir("/")
+    if libc.umount2(b"/.host", MNT_DETACH) != 0:
+        errno = ctypes.get_errno()
+        raise MountError(errno, f"detaching the host's root: {os.strerror(errno)}")
+    os.rmdir("/.host")
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)  # the skeleton itself

@@ -1,0 +1,138 @@
+"""The walls around a submission, applied in order, each reporting what it reached (the results record it).
+
+    child's first process (host namespaces: writes the id maps, reports how the submission ended)
+      -> unsharer (new user, mount, PID, network, IPC and UTS namespaces)
+        -> PID 1 of the new PID namespace (builds the private root; our code only; its death ends them all)
+          -> the submission's process: unprivileged uid, then Landlock, rlimits and seccomp
+
+Every step is best effort: where the kernel refuses one, the child goes on behind the others and says so.
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp
+
+STATUS = struct.Struct("<q")
+
+
+def enter(sock, output_fd: int, config: dict, use_namespaces: bool) -> dict:
+    """Called in the child's first process; returns only in the submission's process, with the report so far.
+
+    In every process above the submission's this function ends with `os._exit`, mirroring how it ended.
+    """
+    if not use_namespaces:
+        return {**namespaces.NONE, "private_root": False, "host_uid": os.getuid()}
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    status_r, status_w = os.pipe()
+    unsharer = os.fork()
+    if unsharer:
+        for fd in (ready_w, go_r, status_w, output_fd):
+            os.close(fd)
+        sock.close()
+        _map_ids(unsharer, ready_r, go_w)
+        reported = os.read(status_r, STATUS.size)
+        _, status = os.waitpid(unsharer, 0)
+        _mirror(STATUS.unpack(reported)[0] if len(reported) == STATUS.size else status)
+    for fd in (ready_r, go_w, status_r):
+        os.close(fd)
+    namespaces.die_with_parent()
+    reached = namespaces.unshare_all()
+    os.write(ready_w, b"1" if reached["user_namespace"] else b"0")
+    os.close(ready_w)
+    answer = os.read(go_r, 16).decode()
+    os.close(go_r)
+    if not reached["user_namespace"]:
+        os.close(status_w)  # this process is the submission's: its status reaches the first one by waitpid
+        return {**reached, "private_root": False, "host_uid": os.getuid()}
+    uid = int(answer) if answer.isdigit() else None
+    init = os.fork()
+    if init:
+        sock.close()
+        os.close(output_fd)
+        os.close(status_w)
+        os.waitpid(init, 0)
+        os._exit(0)
+    return {**reached, **_namespace_init(sock, status_w, config, uid)}
+
+
+def _map_ids(unsharer: int, ready_r: int, go_w: int) -> None:
+    """Wait until the unsharer is in its namespaces, write its id maps, and tell it which uid to take."""
+    answer = b"-"
+    if os.read(ready_r, 1) == b"1":
+        try:
+            uid = namespaces.write_maps(unsharer, os.getuid(), os.getgid())
+            answer = str(uid).encode() if uid is not None else b"0"
+        except OSError:
+            answer = b"-"
+    os.close(ready_r)
+    os.write(go_w, answer)
+    os.close(go_w)
+
+
+def _namespace_init(sock, status_w: int, config: dict, uid: int | None) -> dict:
+    """As PID 1: build the private root, fork the submission's process and return in it; here, reap all, report
+    the submission's status, and exit."""
+    namespaces.die_with_parent()
+    root = os.path.join(config["tmpdir"], "root")
+    try:
+        os.makedirs(root, exist_ok=True)
+        mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
+                          config["tmp_bytes"])
+        private_root = True
+    except OSError:
+        private_root = False
+    inner = os.fork()
+    if inner == 0:
+        os.close(status_w)
+        if uid and private_root:  # without the private root's copy, the host's files may be the grader's only
+            namespaces.become(uid)
+        return {"private_root": private_root, "host_uid": _host_uid()}
+    sock.close()
+    while True:
+        pid, status = os.waitpid(-1, 0)  # PID 1 also reaps the namespace's orphans
+        if pid == inner:
+            break
+    os.write(status_w, STATUS.pack(status))
+    os._exit(0)
+
+
+def _host_uid() -> int:
+    """The uid this process has towards the host, read from its user namespace's map."""
+    inside = os.getuid()
+    try:
+        with open("/proc/self/uid_map") as f:
+            for line in f:
+                first, host, count = map(int, line.split())
+                if first <= inside < first + count:
+                    return host + inside - first
+    except (OSError, ValueError):
+        pass
+    return inside
+
+
+def restrict(config: dict, private_root: bool) -> dict:
+    """In the submission's process: its one writable folder, then Landlock, rlimits and seccomp; returns what
+    they reached. Seccomp comes last: it forbids what the others need to set themselves up."""
+    home = "/tmp" if private_root else config["tmpdir"]
+    environment.point_home(home)
+    abi = landlock.restrict_filesystem(config["read_roots"], [home, "/dev/null", *config["devices"]],
+                                       config["hidden"], config["submission_dir"])
+    report = {"landlock_abi": abi, **limits.apply_rlimits(config["memory_bytes"], config["output_bytes"])}
+    report["seccomp"] = seccomp.install()
+    if private_root:
+        report["tmp_bytes"] = config["tmp_bytes"]
+    return report
+
+
+def _mirror(status: int) -> None:
+    """End this process the way the submission's process ended, so that the zygote sees the same status."""
+    import signal
+
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)

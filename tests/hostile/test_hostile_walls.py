@@ -1,0 +1,230 @@
+"""Hostile submissions against the sandbox's walls, each with its bait set up here: a listening UNIX socket, a
+secret in the grader's environment, marker files and processes on the host. Whatever a submission finds it
+raises as its message, which a public check shows: the tests read the results for the bait."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+
+import pytest
+
+from grader.engine.runner import zygote
+from grader.results import problems
+from grader.sandbox import mounts
+from grader.sandbox.policy import REPO, sandbox_config
+from grader.sandbox.remote import ChildPool, Submission, SubmissionRaised
+from grader.sandbox.zygote import Zygote
+
+SAMPLING = (REPO / "solutions" / "sampling.py").read_text()
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
+
+
+def sandboxed(tmp_path, source: str, zygote_=None) -> Submission:
+    folder = tmp_path / "sub"
+    folder.mkdir(exist_ok=True)
+    (folder / "demo.py").write_text(source)
+    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    sub = Submission(ChildPool(zygote_ or zygote()), config)
+    sub.set_timeout(20)
+    return sub
+
+
+def walls(sub) -> dict:
+    sub.ping()
+    return sub.isolation
+
+
+PROBES = '''
+import os, socket
+
+def ping():
+    return True
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b"escaped")
+    return "connected"
+
+def families():
+    made = []
+    for family in ("AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK", "AF_PACKET", "AF_VSOCK"):
+        try:
+            socket.socket(getattr(socket, family), socket.SOCK_DGRAM if family != "AF_UNIX" else socket.SOCK_STREAM)
+            made.append(family)
+        except (OSError, AttributeError):
+            pass
+    try:
+        socket.socketpair()
+        made.append("socketpair")
+    except OSError:
+        pass
+    return made
+
+def exists(path):
+    return os.path.exists(path)
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read(4096).decode("utf-8", "replace")
+
+def pids():
+    return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+
+def everything_proc_says():
+    text = []
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as f:
+                    text.append(f.read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+    return "\\n".join(text)
+
+def fill_tmp(mib):
+    written = 0
+    for i in range(mib):
+        try:
+            with open(f"/tmp/fill{i}", "wb") as f:
+                f.write(b"x" * (2**20 - 1))  # under the 1 MiB file-size limit
+            written += 1
+        except OSError:
+            break
+    return written
+
+def whoami():
+    return os.getuid()
+'''
+
+
+@linux_only
+def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path):
+    path = str(tmp_path / "bait.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    listener.settimeout(3)
+    got = []
+
+    def accept():
+        try:
+            conn, _ = listener.accept()
+            got.append(conn.recv(100))
+        except OSError:
+            pass
+    thread = threading.Thread(target=accept)
+    thread.start()
+    sub = sandboxed(tmp_path, PROBES)
+    with pytest.raises(SubmissionRaised):
+        sub.connect(path)
+    assert sub.families() == []
+    thread.join()
+    listener.close()
+    assert got == []
+    sub.close()
+
+
+@linux_only
+def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path):
+    marker = tmp_path.parent / f"infergrade-bait-{uuid.uuid4().hex}"
+    marker.write_text("host secret")
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        sub = sandboxed(tmp_path, PROBES)
+        if not walls(sub).get("private_root"):
+            pytest.skip("the kernel refused a private root here")
+        for path in (str(marker), "/etc/shadow", "/run", "/dev/shm", "/home", str(REPO / ".git"),
+                     str(REPO / "reference"), f"/proc/{sleeper.pid}/cmdline"):
+            assert not sub.exists(path), path
+        assert len(sub.pids()) <= 3  # the namespace's PID 1, the submission's process, nothing of the host
+        if os.getuid() == 0:
+            assert walls(sub)["host_uid"] != 0 and sub.whoami() != 0
+        sub.close()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@linux_only
+def test_writes_go_to_a_private_size_limited_tmp(tmp_path):
+    sub = sandboxed(tmp_path, PROBES)
+    report = walls(sub)
+    if not report.get("private_root"):
+        pytest.skip("the kernel refused a private root here")
+    written = sub.fill_tmp(report["tmp_bytes"] // 2**20 + 16)
+    assert 0 < written < report["tmp_bytes"] // 2**20 + 1  # it ran out of room, not of files
+    sub.close()
+    other = sandboxed(tmp_path, PROBES)
+    assert not other.exists("/tmp/fill0")  # each child has its own
+    other.close()
+
+
+LEAKER = SAMPLING + '''
+
+def greedy(logits):
+    import sys
+    found = []
+    for pid in os.listdir("/proc"):
+        for name in ("cmdline", "environ"):
+            try:
+                found.append(open(f"/proc/{pid}/{name}", "rb").read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+    found.append(" ".join(sys.argv))
+    found.append(repr(dict(os.environ)))
+    raise ValueError("FOUND " + " | ".join(found)[:1800])
+'''.replace("import sys", "import os, sys")
+
+
+@linux_only
+def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_path):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "sampling.py").write_text(LEAKER)
+    out = tmp_path / f"secret-out-{uuid.uuid4().hex}.json"
+    env = {**os.environ, "INFERGRADE_BAIT_SECRET": "hunter2-bait"}
+    subprocess.run([sys.executable, "-m", "grader", "grade", "--topic", "sampling", "--submission", str(folder),
+                    "--seed", "97531", "--out", str(out)], env=env, capture_output=True, timeout=120, cwd=tmp_path)
+    doc = json.loads(out.read_text())
+    assert problems(doc) == []
+    found = [c["message"] for t in doc["topics"] for c in t["checks"] if "FOUND" in c["message"]]
+    assert found  # the probe ran and reported
+    for secret in ("hunter2-bait", "97531", out.name, "--seed"):
+        assert not any(secret in m for m in found), secret
+
+
+@linux_only
+def test_a_refused_private_root_still_grades_and_says_so(tmp_path, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise mounts.MountError(1, "refused for this test")
+
+    monkeypatch.setattr(mounts, "build_root", refuse)
+    refused = Zygote()  # forked now: its children inherit the refusal
+    try:
+        sub = sandboxed(tmp_path, PROBES, refused)
+        report = walls(sub)
+        assert report["private_root"] is False and "private-root" not in _level(report)
+        assert sub.read(str(tmp_path / "sub" / "demo.py")).startswith("\nimport os")
+        assert sub.families() == []  # the other walls still hold
+        sub.close()
+    finally:
+        refused.close()
+
+
+def _level(report: dict) -> str:
+    from grader.results import isolation_level
+    return isolation_level(report)["level"]
+
+
+def test_the_isolation_reached_is_recorded_layer_by_layer():
+    from grader.grading import grade
+    doc = grade(REPO / "solutions", ["kv_cache"], hidden=False, seed=0, with_progress=False)
+    isolation = doc["isolation"]
+    assert problems(doc) == [] and isolation["level"].endswith("rlimits")
+    for layer in ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "private_root",
+                  "host_uid", "seccomp", "landlock_abi"):
+        assert layer in isolation, layer
