@@ -20,3 +20,13 @@ def test_odd_replies_cost_the_check_not_the_grader(tmp_path, topic, function, va
     checks = [c for c in doc["topics"][0]["checks"] if c["status"] != "passed"]
     assert checks and doc["status"] == "completed"
     assert not any(c["internal_error"] for c in doc["topics"][0]["checks"])
+
+
+def test_a_symlinked_module_is_refused_not_graded_unhashed(tmp_path):
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "kv_cache.py").symlink_to(REPO / "solutions" / "kv_cache.py")
+    doc = grade(folder, ["kv_cache"], hidden=False, seed=0, with_progress=False)
+    topic = doc["topics"][0]
+    assert "kv_cache.py" not in doc["submission"]["files"] and topic["score"] == 0
+    assert topic["status"] == "error" and "symbolic link" in topic["message"]
