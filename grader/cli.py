@@ -24,6 +24,9 @@ from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
 from grader.grading import BadInput, bad_input_document, grade, resolve_submission, resolve_topics  # noqa: E402
 
+DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+                        help="the whole run's time limit, after which the remaining checks time out "
+                             "[60 s per topic]")
 SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path), default=Path("exercises"),
                           show_default=True, help="the folder holding your topic modules (sampling.py, ...)")
 
@@ -78,11 +81,12 @@ def list_topics(submission: Path):
 @click.option("--verbose", "-v", is_flag=True, help="also list the checks that passed")
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="also write the results JSON here")
-def check(topics, submission: Path, verbose: bool, out: Path | None):
+@DEADLINE
+def check(topics, submission: Path, verbose: bool, out: Path | None, deadline):
     """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed."""
     chosen, folder = _resolve(topics, submission)
     with interrupt.signals_interrupt():
-        doc = grade(folder, chosen, hidden=False, seed=0)
+        doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
         interrupt.settle()
         if out is not None:
             _write(doc, out, "json")
@@ -105,7 +109,8 @@ def check(topics, submission: Path, verbose: bool, out: Path | None):
               show_default=True)
 @click.option("--allow-skipped", is_flag=True,
               help="exit 0 even when some checks could not run here (they still score 0 and stay in the maximum)")
-def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str, allow_skipped: bool):
+@DEADLINE
+def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str, allow_skipped: bool, deadline):
     """Grade a submission and write the results.
 
     Exit 0 when every check ran, whatever the score; 1 when grading could not complete or some checks could
@@ -120,7 +125,7 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
 
     chosen, folder = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
-        doc = grade(folder, chosen, hidden=hidden, seed=seed)
+        doc = grade(folder, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
         interrupt.settle()
         _write(doc, out, fmt)
         click.echo(summary(doc), err=True)

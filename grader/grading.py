@@ -79,15 +79,17 @@ def now() -> str:
 
 
 def grade(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
-          with_progress: bool = True) -> dict:
+          with_progress: bool = True, deadline_s: float | None = None) -> dict:
     """Grade `topics` of the submission folder; always returns a valid document (status error if it could not)."""
     started, t0 = now(), time.monotonic()
     mode = "hidden" if hidden else "public"
     try:
-        checks, interrupted = run_checks(submission, topics, hidden, seed, record_goldens)
-        doc = build(checks, topics, submission, mode, seed, started, time.monotonic() - t0,
+        run = run_checks(submission, topics, hidden, seed, record_goldens, deadline_s=deadline_s)
+        doc = build(run.results, topics, submission, mode, seed, started, time.monotonic() - t0,
                     progress=progress.summary(submission) if with_progress else None,
-                    interrupted=interrupted.reason if interrupted else None)
+                    interrupted=run.interrupted.reason if run.interrupted else None)
+        if run.deadline_s is not None:
+            doc["deadline"] = {"seconds": run.deadline_s, "passed": run.deadline_passed}
     except KeyboardInterrupt as exc:  # outside the checks: nothing was scored
         doc = error_document(as_interrupted(exc).reason, topics, submission, mode, seed, started,
                              time.monotonic() - t0, status="interrupted")

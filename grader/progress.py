@@ -67,4 +67,4 @@ def summary(submission: Path) -> dict:
     data = load(submission)
     checks = data["checks"]
     return {"checks_passed": sum(bool(v.get("passed")) for v in checks.values()), "checks_seen": len(checks),
-            "hints_read": data["hints"]}
+            "hints_read": data["hints"], "reported_by": "the submission folder's progress file (not verified)"}

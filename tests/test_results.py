@@ -70,4 +70,6 @@ def test_a_hostile_progress_file_is_ignored(tmp_path):
     (tmp_path / "kv_cache.py").write_text((SOLUTIONS_DIR / "kv_cache.py").read_text())
     doc = grade(tmp_path, ["kv_cache"], hidden=False, seed=0)
     assert doc["status"] == "completed" and doc["score"] == doc["max_score"]
-    assert doc["progress"] == {"checks_passed": 0, "checks_seen": 0, "hints_read": {"b": 2}}
+    progress = {k: v for k, v in doc["progress"].items() if k != "reported_by"}
+    assert progress == {"checks_passed": 0, "checks_seen": 0, "hints_read": {"b": 2}}
+    assert "not verified" in doc["progress"]["reported_by"]

@@ -58,8 +58,8 @@ class ScorePlugin:
     """Collects the checks of the selected topics, runs each with a fresh sandboxed child, and records results."""
 
     def __init__(self, zygote, sandbox_config: dict, hidden: bool, seed: int, record_goldens: bool,
-                 signature_of):
-        self.pool = ChildPool(zygote)
+                 signature_of, deadline_s: float | None = None):
+        self.pool = ChildPool(zygote, deadline_s)
         self.sandbox_config = sandbox_config
         self.hidden = hidden
         self.run_seed = seed

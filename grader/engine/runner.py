@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,16 +38,27 @@ def load_hypothesis_profile() -> None:
     hypothesis.settings.load_profile("infergrade")
 
 
+@dataclass
+class Run:
+    """What a run of checks produced: each check's result, the interrupt that stopped it early, its deadline."""
+    results: list[CheckResult]
+    interrupted: Interrupted | None = None
+    deadline_s: float | None = None
+    deadline_passed: bool = False
+
+
 def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
-               memory_bytes: int = remote.MEMORY_BYTES) -> tuple[list[CheckResult], Interrupted | None]:
-    """Every selected check's result, in file order, and the interrupt that stopped the run early, if any.
+               memory_bytes: int = remote.MEMORY_BYTES, deadline_s: float | None = None) -> Run:
+    """Every selected check's result, in file order, within the run's deadline (by default
+    DEADLINE_PER_TOPIC for each topic).
 
     A check module that fails to load gives an error result. Checks run with plain asserts: a failure message
     never holds pytest's rendering of grader objects.
     """
     files = [f for t in topics for f in topic_registry.check_files(t, hidden)]
     if not files:
-        return [], None
+        return Run([])
+    deadline_s = remote.DEADLINE_PER_TOPIC * len(topics) if deadline_s is None else deadline_s
     if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
         load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
@@ -58,7 +70,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
             goldens.start_recording(t)
     with pytest.MonkeyPatch.context() as env:
         plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES),
-                             hidden, seed, record_goldens, topic_registry.signature)
+                             hidden, seed, record_goldens, topic_registry.signature, deadline_s)
         env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         pytest.main(args, plugins=[plugin])
     results = list(plugin.results.values())
@@ -67,4 +79,4 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         results.append(CheckResult(f"{topic}.load_checks", topic, "the checks of this topic load", "public", 0,
                                    status="error", message=f"grader error: could not load {nodeid}:\n{text}",
                                    internal_error=True))
-    return results, plugin.interrupted
+    return Run(results, plugin.interrupted, deadline_s, plugin.pool.deadline_passed)

@@ -203,6 +203,8 @@ def _dispatch(module, objects, kind, target, name, args, kwargs):
 
 def _import_submission(submission_dir: str, topic: str):
     path = os.path.join(submission_dir, f"{topic}.py")
+    if os.path.islink(path):  # what is graded must be what the results hash: the file itself
+        raise ImportError(f"{topic}.py is a symbolic link; put the file itself in the submission folder")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{topic}.py is missing from the submission folder")
     sys.path.insert(0, submission_dir)

@@ -15,9 +15,11 @@ import torch
 
 from grader.text import printable
 
-MAX_MESSAGE_BYTES = 512 * 2**20
+MAX_MESSAGE_BYTES = 64 * 2**20  # 30x the largest reply a check asks for (a 2 MiB attention output)
 MAX_TREE_BYTES = 8 * 2**20  # the JSON part (tensors travel as raw buffers): parsing costs ~30x its size
 MAX_DEPTH = 64
+MAX_INT_DIGITS = 40  # far past any count or size an exercise returns; a longer one cannot meet a float comparison
+MAX_DIMS = 16
 
 TENSOR_DTYPES = {
     str(d).removeprefix("torch."): d
@@ -138,7 +140,9 @@ def _build(node, blobs, depth):
         return args[0]
     if tag == "s" and len(args) == 1 and isinstance(args[0], str):
         return args[0]
-    if tag == "i" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) <= 4300:
+    if tag == "i" and len(args) == 1 and isinstance(args[0], str) and len(args[0]) > MAX_INT_DIGITS:
+        raise DecodeError(f"an integer of more than {MAX_INT_DIGITS} digits")
+    if tag == "i" and len(args) == 1 and isinstance(args[0], str):
         try:
             return int(args[0])
         except ValueError:
@@ -173,7 +177,8 @@ def _build(node, blobs, depth):
 
 def _tensor(dtype_name, shape, index, blobs) -> torch.Tensor:
     dtype = TENSOR_DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None
-    if dtype is None or not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape):
+    if dtype is None or not isinstance(shape, list) or len(shape) > MAX_DIMS or \
+            not all(isinstance(s, int) and 0 <= s < 2**40 for s in shape):
         raise DecodeError("malformed tensor header")
     if not isinstance(index, int) or not 0 <= index < len(blobs):
         raise DecodeError("tensor data missing")

@@ -21,6 +21,7 @@ from grader.text import printable, tail
 DEFAULT_CALL_TIMEOUT = 10.0
 CHECK_BUDGET = 120.0  # seconds of submission time one check may use over all its calls
 IMPORT_TIMEOUT = 30.0
+DEADLINE_PER_TOPIC = 60.0  # the default run deadline, per topic graded (a topic's checks take about 1.5 s)
 MEMORY_BYTES = 3 * 2**30
 OUTPUT_BYTES = 1 * 2**20
 SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
@@ -102,16 +103,16 @@ class Child:
         self.ready = False
         self.info = {}
 
-    def wait_ready(self) -> None:
+    def wait_ready(self, timeout: float = IMPORT_TIMEOUT) -> None:
         """Wait until the submission is imported; ChildFailure says why when it could not be."""
         if self.ready:
             return
-        first = self._receive(IMPORT_TIMEOUT, f"starting the sandbox for {self.topic}.py", importing=True)
+        first = self._receive(timeout, f"starting the sandbox for {self.topic}.py", importing=True)
         if first[0] != "isolated" or not isinstance(first[1], dict):
             self.close()
             raise ChildFailure("error", "the sandboxed child did not report its isolation")
         self.info = first[1]
-        reply = self._receive(IMPORT_TIMEOUT, f"importing {self.topic}.py", importing=True)
+        reply = self._receive(timeout, f"importing {self.topic}.py", importing=True)
         if reply[0] == "import_error":
             info = exception_info(reply[1])
             where = f"\n{info['where']}" if info["where"] else ""
@@ -229,12 +230,31 @@ class Child:
 
 
 class ChildPool:
-    """Keeps one child started ahead, so that a check's child is imported while the previous check runs."""
+    """Keeps one child started ahead, so that a check's child is imported while the previous check runs.
 
-    def __init__(self, zygote: Zygote):
+    It also holds the run's deadline: past it, no submission code runs and every later call is a timeout.
+    """
+
+    def __init__(self, zygote: Zygote, deadline_s: float | None = None):
         self.zygote = zygote
         self.spare: tuple[str, Child] | None = None
         self.import_failures: dict[str, ChildFailure] = {}  # a module that cannot be imported fails once
+        self.deadline_s = deadline_s
+        self.deadline_at = None if deadline_s is None else time.monotonic() + deadline_s
+        self.deadline_passed = False
+
+    def check_deadline(self) -> float:
+        """Seconds to the run's deadline (infinite without one); notes when it has passed."""
+        left = float("inf") if self.deadline_at is None else self.deadline_at - time.monotonic()
+        self.deadline_passed |= left <= 0
+        return left
+
+    def time_left(self, what: str) -> float:
+        """Seconds to the run's deadline; a timeout ChildFailure once it has passed."""
+        left = self.check_deadline()
+        if left <= 0:
+            raise ChildFailure("timeout", f"the run's deadline of {self.deadline_s:g} s passed before {what}")
+        return left
 
     def take(self, config: dict) -> Child:
         """A started child for `config`; raises the recorded ChildFailure if this module already failed to import."""
@@ -370,8 +390,9 @@ class Submission:
             raise self._failure
         if self._child is None:
             try:
+                left = self._pool.time_left(f"importing {self._config['topic']}.py")
                 self._child = self._pool.take(self._config)
-                self._child.wait_ready()
+                self._child.wait_ready(min(IMPORT_TIMEOUT, left))
             except ChildFailure as failure:
                 self._failure = failure
                 self._pool.record_import_failure(self._config, failure)
@@ -387,11 +408,17 @@ class Submission:
             self._failure = ChildFailure("timeout", f"the check used up its {CHECK_BUDGET:g} s budget "
                                                     f"before {what} (the submission is too slow)")
             raise self._failure
-        started = time.monotonic()
         try:
-            kind, value = child.request(message, min(self._timeout, self._budget_left), what)
+            left = self._pool.time_left(what)
         except ChildFailure as failure:
             self._failure = failure
+            raise
+        started = time.monotonic()
+        try:
+            kind, value = child.request(message, min(self._timeout, self._budget_left, left), what)
+        except ChildFailure as failure:
+            self._failure = failure
+            self._pool.check_deadline()
             raise
         finally:
             self._budget_left -= time.monotonic() - started
