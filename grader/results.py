@@ -60,7 +60,8 @@ def file_hashes(submission: Path) -> dict[str, str]:
 NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
               "uts_namespace")
 ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
-                    "seccomp": bool, "address_space_headroom_bytes": int, "output_bytes": int, "tmp_bytes": int}
+                    "seccomp": bool, "address_space_headroom_bytes": int, "output_bytes": int, "tmp_bytes": int,
+                    "open_files": int, "processes": int}
 
 
 def isolation_level(info: dict) -> dict:

@@ -1,6 +1,10 @@
 """Start the grader's zygote before any test computes with torch (see grader/sandbox/zygote.py)."""
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
+import pytest
 import torch
 
 from grader.engine.runner import zygote
@@ -8,3 +12,12 @@ from grader.engine.runner import zygote
 os.environ.setdefault("TRITON_INTERPRET", "1")
 zygote()
 torch.set_num_threads(1)  # as in the CLI: grading stays steady on a loaded 2-core machine
+
+
+@pytest.fixture
+def open_folder():
+    """A submission folder anyone may read: without a private root, a root grader's child runs as nobody."""
+    path = Path(tempfile.mkdtemp(prefix="infergrade-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)

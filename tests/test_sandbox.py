@@ -296,16 +296,17 @@ def test_a_dead_zygote_is_a_clear_grader_error_and_is_replaced(tmp_path):
     pool.close()
 
 
-def test_without_namespaces_the_rlimits_and_timeouts_still_contain(tmp_path):
+def test_without_namespaces_the_rlimits_and_timeouts_still_contain(open_folder):
     from grader.sandbox.zygote import Zygote
 
-    (tmp_path / "demo.py").write_text(MODULE)
+    (open_folder / "demo.py").write_text(MODULE)
     plain = Zygote(namespaces=False)
-    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    config = {**sandbox_config(open_folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
     pool = ChildPool(plain)
     try:
         sub = Submission(pool, config)
         assert sub.add(2, 2) == 4 and sub.isolation["pid_namespace"] is False
+        assert os.getuid() != 0 or sub.isolation["host_uid"] != 0  # never root towards the host
         sub.set_timeout(1)
         with pytest.raises(ChildFailure, match="did not finish"):
             sub.hang()

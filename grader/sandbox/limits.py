@@ -1,7 +1,11 @@
 """Per-process limits of the child (address space, file size, core dumps) and reading sizes from /proc."""
 from __future__ import annotations
 
+import os
 import resource
+
+OPEN_FILES = 256
+PROCESSES = 256
 
 
 def status_bytes(pid: int | str, field: str) -> int | None:
@@ -28,5 +32,10 @@ def apply_rlimits(memory_bytes: int | None, output_bytes: int) -> dict:
         pass
     resource.setrlimit(resource.RLIMIT_FSIZE, (output_bytes, output_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
+    limits["open_files"] = OPEN_FILES
+    if os.getuid() != 0:  # counted per user (and user namespace); root is not bound by it
+        resource.setrlimit(resource.RLIMIT_NPROC, (PROCESSES, PROCESSES))
+        limits["processes"] = PROCESSES
     limits["output_bytes"] = output_bytes
     return limits

@@ -20,6 +20,8 @@ ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd"
        "/etc/localtime", "/etc/alternatives"]
 DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 SUBMISSION_BYTES = 32 * 2**20  # the copy of the submission folder; what is past it is left out
+SUBMISSION_FILES = 2048
+PAGE = 4096  # tmpfs keeps each file in whole pages
 SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints")
 
 
@@ -64,21 +66,26 @@ def _covered(path: str, bound: list[str]) -> bool:
 
 
 def copy_submission(source: str, target: str) -> None:
-    """Copy the submission folder's regular files (not links, not caches) up to SUBMISSION_BYTES."""
-    budget = SUBMISSION_BYTES
+    """Copy the submission folder's regular files (not links, not caches), the topic modules first, within
+    SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES files. A file that does not fit or cannot be
+    copied is left out: nothing in the folder can make the private root fail."""
+    budget, files_left = SUBMISSION_BYTES, SUBMISSION_FILES
     for folder, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d)))
         into = os.path.join(target, os.path.relpath(folder, source))
-        os.makedirs(into, exist_ok=True)
-        for name in sorted(files):
+        for name in sorted(files, key=lambda n: (not n.endswith(".py"), n)):
             path = os.path.join(folder, name)
-            if os.path.islink(path) or not os.path.isfile(path):
+            try:
+                if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                cost = PAGE * (1 + os.path.getsize(path) // PAGE)
+                if cost > budget or files_left == 0:
+                    continue
+                os.makedirs(into, exist_ok=True)
+                shutil.copyfile(path, os.path.join(into, name))
+                budget, files_left = budget - cost, files_left - 1
+            except OSError:
                 continue
-            size = os.path.getsize(path)
-            if size > budget:
-                continue
-            budget -= size
-            shutil.copyfile(path, os.path.join(into, name))
 
 
 def build_root(root: str, read_only: list[str], devices: list[str], submission: str, tmp_bytes: int) -> None:
@@ -104,11 +111,18 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     os.makedirs(root + "/tmp", exist_ok=True)
     _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=1777")
     os.makedirs(root + submission, exist_ok=True)  # after /tmp: the submission may lie below it
-    _mount("tmpfs", root + submission, "tmpfs", MS_NOSUID | MS_NODEV, f"size={SUBMISSION_BYTES + 2**20},mode=0755")
+    _mount("tmpfs", root + submission, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={SUBMISSION_BYTES + 4 * 2**20},nr_inodes={2 * SUBMISSION_FILES},mode=0755")
     copy_submission(submission, root + submission)
     _mount(None, root + submission, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in ("shmmni", "msgmni", "shmall"):  # this IPC namespace's: no System V shared memory or queues
+        try:
+            with open(f"{root}/proc/sys/kernel/{name}", "w") as f:
+                f.write("0")
+        except OSError:
+            pass  # a kernel that refuses keeps its defaults; the private root does not depend on it
     _pivot(root)
 
 

@@ -24,7 +24,8 @@ DENIED = ("socket", "socketpair", "ptrace", "mount", "umount2", "pivot_root", "c
           "name_to_handle_at", "userfaultfd", "perf_event_open", "init_module", "finit_module", "delete_module",
           "kexec_load", "kexec_file_load", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree",
           "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "acct", "swapon", "swapoff",
-          "reboot", "sethostname", "setdomainname", "quotactl", "syslog", "vhangup", "pidfd_getfd")
+          "reboot", "sethostname", "setdomainname", "quotactl", "syslog", "vhangup", "pidfd_getfd", "open_tree_attr",
+          "memfd_create", "iopl", "ioperm")
 
 # audit arch and syscall numbers per machine (x86-64's own table; arm64 uses the generic one)
 TABLES = {
@@ -37,7 +38,8 @@ TABLES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 163, "swapon": 167, "swapoff": 168,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "quotactl": 179, "syslog": 103, "vhangup": 153,
-        "pidfd_getfd": 438, "clone": 56, "clone3": 435}),
+        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 319, "iopl": 172, "ioperm": 173,
+        "clone": 56, "clone3": 435}),
     "aarch64": (0xC00000B7, {
         "socket": 198, "socketpair": 199, "ptrace": 117, "mount": 40, "umount2": 39, "pivot_root": 41,
         "chroot": 51, "bpf": 280, "keyctl": 219, "add_key": 217, "request_key": 218, "unshare": 97, "setns": 268,
@@ -47,7 +49,7 @@ TABLES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 89, "swapon": 224, "swapoff": 225,
         "reboot": 142, "sethostname": 161, "setdomainname": 162, "quotactl": 60, "syslog": 116, "vhangup": 58,
-        "pidfd_getfd": 438, "clone": 220, "clone3": 435}),
+        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "clone": 220, "clone3": 435}),
 }
 
 
@@ -61,7 +63,7 @@ def program(machine: str) -> list[tuple[int, int, int, int]] | None:
     if machine == "x86_64":
         head.append((JGE, 0, 1, X32_BIT))  # an x32 syscall: kill (next instruction), else skip it
         head.append((RET, 0, 0, RET_KILL_PROCESS))
-    checks = [numbers[name] for name in DENIED]
+    checks = [numbers[name] for name in DENIED if name in numbers]  # arm64 has no iopl or ioperm
     # after the checks: [clone3 -> ENOSYS] [clone -> flags] ALLOW, then the clone flag test, then DENY
     body = []
     n = len(checks)

@@ -22,8 +22,7 @@ SAMPLING = (REPO / "solutions" / "sampling.py").read_text()
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
 
-def sandboxed(tmp_path, source: str, zygote_=None) -> Submission:
-    folder = tmp_path / "sub"
+def sandboxed(folder, source: str, zygote_=None) -> Submission:
     folder.mkdir(exist_ok=True)
     (folder / "demo.py").write_text(source)
     config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
@@ -118,7 +117,7 @@ def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path):
             pass
     thread = threading.Thread(target=accept)
     thread.start()
-    sub = sandboxed(tmp_path, PROBES)
+    sub = sandboxed(tmp_path / "sub", PROBES)
     with pytest.raises(SubmissionRaised):
         sub.connect(path)
     assert sub.families() == []
@@ -134,7 +133,7 @@ def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path):
     marker.write_text("host secret")
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
-        sub = sandboxed(tmp_path, PROBES)
+        sub = sandboxed(tmp_path / "sub", PROBES)
         if not walls(sub).get("private_root"):
             pytest.skip("the kernel refused a private root here")
         for path in (str(marker), "/etc/shadow", "/run", "/dev/shm", "/home", str(REPO / ".git"),
@@ -151,14 +150,14 @@ def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path):
 
 @linux_only
 def test_writes_go_to_a_private_size_limited_tmp(tmp_path):
-    sub = sandboxed(tmp_path, PROBES)
+    sub = sandboxed(tmp_path / "sub", PROBES)
     report = walls(sub)
     if not report.get("private_root"):
         pytest.skip("the kernel refused a private root here")
     written = sub.fill_tmp(report["tmp_bytes"] // 2**20 + 16)
     assert 0 < written < report["tmp_bytes"] // 2**20 + 1  # it ran out of room, not of files
     sub.close()
-    other = sandboxed(tmp_path, PROBES)
+    other = sandboxed(tmp_path / "sub", PROBES)
     assert not other.exists("/tmp/fill0")  # each child has its own
     other.close()
 
@@ -198,21 +197,75 @@ def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_pa
 
 
 @linux_only
-def test_a_refused_private_root_still_grades_and_says_so(tmp_path, monkeypatch):
+def test_a_refused_private_root_still_grades_and_says_so(open_folder, monkeypatch):
     def refuse(*args, **kwargs):
         raise mounts.MountError(1, "refused for this test")
 
     monkeypatch.setattr(mounts, "build_root", refuse)
     refused = Zygote()  # forked now: its children inherit the refusal
     try:
-        sub = sandboxed(tmp_path, PROBES, refused)
+        sub = sandboxed(open_folder, PROBES, refused)
         report = walls(sub)
         assert report["private_root"] is False and "private-root" not in _level(report)
-        assert sub.read(str(tmp_path / "sub" / "demo.py")).startswith("\nimport os")
+        assert os.getuid() != 0 or (report["host_uid"] != 0 and sub.whoami() != 0)  # never root, walls or not
+        assert sub.read(str(open_folder / "demo.py")).startswith("\nimport os")
         assert sub.families() == []  # the other walls still hold
         sub.close()
     finally:
         refused.close()
+
+
+@linux_only
+def test_a_folder_of_many_tiny_files_cannot_knock_down_the_private_root(tmp_path):
+    folder = tmp_path / "sub"
+    (folder / "data").mkdir(parents=True)
+    for i in range(9000):  # 9 KB of data, 35 MiB of tmpfs pages
+        (folder / "data" / f"f{i}.txt").write_text("x")
+    sub = sandboxed(folder, PROBES)
+    report = walls(sub)
+    assert report["private_root"] is True and (os.getuid() != 0 or sub.whoami() != 0)
+    sub.close()
+
+
+FORKING = PROBES + '''
+
+def fork_many(n):
+    import signal, time
+    children = []
+    try:
+        for _ in range(n):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return len(children)
+
+def shared_memory():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.shmget(0, 2**20, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT
+
+def memfd():
+    return os.memfd_create("x")
+'''
+
+
+@linux_only
+def test_processes_shared_memory_and_memfds_are_capped(tmp_path):
+    sub = sandboxed(tmp_path / "sub", FORKING)
+    report = walls(sub)
+    if os.getuid() == 0 and report["host_uid"] != 0:
+        assert sub.fork_many(400) < report["processes"]
+    assert sub.shared_memory() == -1 or not report["ipc_namespace"]
+    with pytest.raises(SubmissionRaised):
+        sub.memfd()
+    sub.close()
 
 
 def _level(report: dict) -> str:
