@@ -195,3 +195,10 @@ def test_control_characters_and_lone_surrogates_from_a_submission_break_no_forma
         ET.fromstring(text.encode("utf-8"))
     else:
         json.loads(text)
+
+
+def test_verbose_check_shows_the_sandbox_reached(tmp_path):
+    folder = submission(tmp_path, KV)
+    code, output = run("check", "kv_cache", "--submission", folder, "--verbose")
+    level = next(line for line in output.splitlines() if line.startswith("sandbox: "))
+    assert code == 0 and level.endswith("rlimits")

@@ -27,6 +27,8 @@ def summary(doc: dict, verbose: bool = False) -> str:
     passed = sum(c["status"] == "passed" for c in checks)
     lines.append(click.style(f"score {doc['score']:g}/{doc['max_score']:g}, {passed}/{_checks(len(checks))} passed",
                              bold=True))
+    if verbose:
+        lines.append(f"sandbox: {doc['isolation']['level']}")
     if doc.get("deadline", {}).get("passed"):
         lines.append(click.style(f"the run's deadline of {doc['deadline']['seconds']:g} s passed: the checks after "
                                  f"it timed out and score 0 (a slow import or endless loops?)", fg="red"))
