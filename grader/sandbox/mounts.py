@@ -99,6 +99,9 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     namespace, in a mount namespace of its own, with capabilities there."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    # /tmp first: a venv or a submission that lives below the host's /tmp is bound on top of it, not hidden by it
+    os.makedirs(root + "/tmp")
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=1777")
     bound: list[str] = []
     for path in [*SYSTEM, *ETC, *sorted(set(read_only), key=len)]:
         if not os.path.lexists(path) or _covered(path, bound):
@@ -114,9 +117,7 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
-    os.makedirs(root + "/tmp", exist_ok=True)
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=1777")
-    os.makedirs(root + submission, exist_ok=True)  # after /tmp: the submission may lie below it
+    os.makedirs(root + submission, exist_ok=True)
     _mount("tmpfs", root + submission, "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={SUBMISSION_BYTES + 4 * 2**20},nr_inodes={2 * SUBMISSION_FILES},mode=0755")
     copy_submission(submission, root + submission)

@@ -281,3 +281,14 @@ def test_the_isolation_reached_is_recorded_layer_by_layer():
     for layer in ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "private_root",
                   "host_uid", "seccomp", "landlock_abi"):
         assert layer in isolation, layer
+
+
+def test_the_interpreter_and_its_packages_stay_readable_wherever_they_live(tmp_path):
+    """A venv below the host's /tmp (as CI makes them) is bound on top of the private /tmp, not hidden by it."""
+    from importlib import metadata
+
+    sub = sandboxed(tmp_path / "sub", PROBES + "\n\ndef version(name):\n"
+                                               "    from importlib import metadata\n"
+                                               "    return metadata.version(name)\n")
+    assert sub.version("numpy") == metadata.version("numpy") and sub.version("torch") == metadata.version("torch")
+    sub.close()
