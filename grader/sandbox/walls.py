@@ -51,7 +51,9 @@ def enter(sock, output_fd: int, config: dict, use_namespaces: bool) -> dict:
         if os.getuid() == 0:  # never root towards the host, walls or not
             namespaces.become(namespaces.NOBODY)
         return {**reached, "private_root": False, "host_uid": os.getuid()}
-    uid = int(answer) if answer.isdigit() else None
+    if not answer.isdigit():
+        os._exit(70)  # in a user namespace without id maps the host would still see the grader's uid: refuse
+    uid = int(answer) or None
     init = os.fork()
     if init:
         sock.close()
