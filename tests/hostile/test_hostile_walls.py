@@ -292,3 +292,20 @@ def test_the_interpreter_and_its_packages_stay_readable_wherever_they_live(tmp_p
                                                "    return metadata.version(name)\n")
     assert sub.version("numpy") == metadata.version("numpy") and sub.version("torch") == metadata.version("torch")
     sub.close()
+
+
+def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path):
+    """As a venv made by `mktemp -d` (mode 0700): the submission runs as nobody, so its entries are bound open."""
+    closed = tmp_path / "closed"
+    (closed / "lib").mkdir(parents=True)
+    (closed / "lib" / "data.txt").write_text("packaged")
+    closed.chmod(0o700)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "demo.py").write_text(PROBES)
+    config = sandbox_config(folder, 2**30, 2**20)
+    config = {**config, "topic": "demo", "forbidden": [], "bound_read_only": [*config["bound_read_only"], str(closed)],
+              "read_roots": [*config["read_roots"], str(closed)]}
+    sub = Submission(ChildPool(zygote()), config)
+    assert sub.read(str(closed / "lib" / "data.txt")) == "packaged"
+    sub.close()
