@@ -3,8 +3,6 @@
 Bait: the namespace's PID 1 (root in the child's user namespace, full capabilities there), the host file the
 child's output goes to, and the channel. The submission reports what it could do; nothing may succeed.
 """
-import ctypes  # noqa: F401 - used by the probes' source only
-import os
 import sys
 
 import pytest
