@@ -21,3 +21,21 @@ def open_folder():
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def close_child_pools(monkeypatch):
+    """Close every ChildPool a test makes: its spare child and that child's folder end with the test."""
+    from grader.sandbox import remote
+
+    made = []
+    start = remote.ChildPool.__init__
+
+    def remember(pool, *args, **kwargs):
+        start(pool, *args, **kwargs)
+        made.append(pool)
+
+    monkeypatch.setattr(remote.ChildPool, "__init__", remember)
+    yield
+    for pool in made:
+        pool.close()

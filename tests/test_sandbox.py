@@ -377,3 +377,18 @@ def test_a_forged_exception_report_is_still_a_submission_error(tmp_path):
         Submission(pool, config).forge_raise()
     assert raised.value.type_name == "3" and raised.value.type_names == []
     pool.close()
+
+
+def test_folders_left_by_a_killed_grader_are_removed_at_the_next_start(tmp_path, monkeypatch):
+    import tempfile
+
+    from grader.sandbox import remote
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = tmp_path / f"{remote.CHILD_FOLDER}4200000-x1y2"  # above the largest pid Linux hands out
+    running = tmp_path / f"{remote.CHILD_FOLDER}{os.getpid()}-x1y2"
+    for folder in (gone, running):
+        (folder / "root").mkdir(parents=True)
+        (folder / "output.txt").write_text("left behind")
+    assert remote.remove_stale_folders() == 1
+    assert not gone.exists() and running.exists()

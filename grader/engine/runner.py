@@ -23,6 +23,7 @@ def zygote() -> Zygote:
     if _zygote and not _zygote[0].alive():
         _zygote.clear()
     if not _zygote:
+        remote.remove_stale_folders()
         _zygote.append(Zygote())
         atexit.register(_zygote[0].close)
     return _zygote[0]

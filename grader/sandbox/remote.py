@@ -1,12 +1,14 @@
 """The grader's side of a child: spawning, timed requests, crash reports, and the `sub` proxy checks use."""
 from __future__ import annotations
 
+import glob
 import os
 import pickle
 import resource
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import time
 
@@ -18,6 +20,7 @@ from grader.sandbox.limits import status_bytes
 from grader.sandbox.zygote import Zygote
 from grader.text import printable, tail
 
+CHILD_FOLDER = "infergrade-child-"  # + the grader's pid: a folder whose grader is gone was left by a killed run
 DEFAULT_CALL_TIMEOUT = 10.0
 CHECK_BUDGET = 120.0  # seconds of submission time one check may use over all its calls
 IMPORT_TIMEOUT = 30.0
@@ -90,7 +93,7 @@ class Child:
     def __init__(self, zygote: Zygote, config: dict):
         self.zygote = zygote
         self.topic = config["topic"]
-        self.tmpdir = tempfile.mkdtemp(prefix="infergrade-child-")
+        self.tmpdir = tempfile.mkdtemp(prefix=f"{CHILD_FOLDER}{os.getpid()}-")
         os.chmod(self.tmpdir, 0o700)
         # The grader reads the child's output through its own descriptor of the file it created, never the
         # path, which the child may replace (a symlink to a hidden file, a FIFO).
@@ -227,6 +230,35 @@ class Child:
             os.close(self.output_fd)
             self.output_fd = -1
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+        if os.path.exists(self.tmpdir):  # its private root stays busy until the killed child is gone
+            _left_behind.append(self.tmpdir)
+
+
+_left_behind: list[str] = []
+
+
+def remove_left_behind(wait: float = 1.0) -> None:
+    """Remove the folders of discarded children that were still busy, waiting up to `wait` seconds."""
+    deadline = time.monotonic() + wait
+    while _left_behind and time.monotonic() < deadline:
+        for folder in list(_left_behind):
+            shutil.rmtree(folder, ignore_errors=True)
+            if not os.path.exists(folder):
+                _left_behind.remove(folder)
+        time.sleep(0.01 if _left_behind else 0)
+
+
+def remove_stale_folders() -> int:
+    """Remove the child folders of graders that are no longer running (killed before they could clean up)."""
+    removed = 0
+    if not sys.platform.startswith("linux"):
+        return removed  # which graders are running is read from /proc
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), f"{CHILD_FOLDER}*-*")):
+        pid = os.path.basename(folder)[len(CHILD_FOLDER):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 class ChildPool:
@@ -239,6 +271,7 @@ class ChildPool:
         self.zygote = zygote
         self.spare: tuple[str, Child] | None = None
         self.import_failures: dict[str, ChildFailure] = {}  # a module that cannot be imported fails once
+        self.started: list[Child] = []  # every child, so that none outlives the pool
         self.deadline_s = deadline_s
         self.deadline_at = None if deadline_s is None else time.monotonic() + deadline_s
         self.deadline_passed = False
@@ -268,16 +301,24 @@ class ChildPool:
                 child = spare
             else:
                 spare.discard()
-        self.spare = (key, Child(self.zygote, config))
-        return child or Child(self.zygote, config)
+        self.spare = (key, self._start(config))
+        return child or self._start(config)
+
+    def _start(self, config: dict) -> Child:
+        child = Child(self.zygote, config)
+        self.started.append(child)
+        return child
 
     def record_import_failure(self, config: dict, failure: ChildFailure) -> None:
         self.import_failures[repr(sorted(config.items()))] = failure
 
     def close(self) -> None:
-        if self.spare is not None:
-            self.spare[1].discard()
-            self.spare = None
+        """End every child this pool started (the spare, and any a caller did not close) and remove their files."""
+        for child in self.started:
+            child.discard()
+        self.started.clear()
+        self.spare = None
+        remove_left_behind()
 
 
 def _brief(x, depth=0) -> str:
