@@ -51,8 +51,8 @@ def _bind_read_only(source: str, target: str, writable: bool = False) -> None:
     _mount(source, target, None, MS_BIND | MS_REC)
     if writable:
         return
-    kept = os.statvfs(target).f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)  # ST_* share the MS_* values here
-    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
+    kept = os.statvfs(target).f_flag & (MS_NODEV | MS_NOEXEC)  # ST_* share the MS_* values here
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | kept)  # no setuid programs
 
 
 def _bind_open(source: str, target: str, depth: int = 4) -> None:

@@ -255,7 +255,7 @@ def remove_stale_folders() -> int:
         return removed  # which graders are running is read from /proc
     for folder in glob.glob(os.path.join(tempfile.gettempdir(), f"{CHILD_FOLDER}*-*")):
         pid = os.path.basename(folder)[len(CHILD_FOLDER):].split("-", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and not os.path.islink(folder):
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed

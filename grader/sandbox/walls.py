@@ -124,6 +124,7 @@ def restrict(config: dict, private_root: bool) -> dict:
     they reached. Seccomp comes last: it forbids what the others need to set themselves up."""
     home = "/tmp" if private_root else config["tmpdir"]
     environment.point_home(home)
+    namespaces.no_new_privileges()  # whatever else holds: no setuid program can raise the submission's rights
     abi = landlock.restrict_filesystem(config["read_roots"], [home, "/dev/null", *config["devices"]],
                                        config["hidden"], config["submission_dir"])
     report = {"landlock_abi": abi, **limits.apply_rlimits(config["memory_bytes"], config["output_bytes"])}

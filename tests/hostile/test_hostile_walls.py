@@ -309,3 +309,14 @@ def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path):
     sub = Submission(ChildPool(zygote()), config)
     assert sub.read(str(closed / "lib" / "data.txt")) == "packaged"
     sub.close()
+
+
+def test_no_setuid_program_can_raise_the_submissions_rights(tmp_path):
+    sub = sandboxed(tmp_path / "sub", PROBES + "\n\ndef status():\n    return open('/proc/self/status').read()\n")
+    report = walls(sub)
+    assert "NoNewPrivs:\t1" in sub.status()
+    if report.get("private_root"):
+        mounts_seen = sub.read("/proc/self/mounts")  # the binds carry nosuid
+        bound = [line for line in mounts_seen.splitlines() if " /usr " in line]
+        assert bound and all("nosuid" in line for line in bound)
+    sub.close()
