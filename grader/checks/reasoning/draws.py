@@ -1,0 +1,195 @@
+"""Random usage objects, malformed records, paired results and effort families for the hidden checks.
+
+Usage objects take each provider's shape (see usage.py) with the variations real responses show: detail objects
+present, absent or null, null counts, OpenAI's cached counts in steps of 128 tokens, Anthropic cache counts
+that are absent or null. Task counts for effort families are 10, 20 or 40, so an accuracy k/n given as the
+target is reached however a submission computes it (k / n >= target or k >= target · n agree on these).
+"""
+import random
+
+from grader.checks.reasoning.usage import anthropic_usage, chat_usage, responses_usage
+
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
+
+
+def input_size(r: random.Random) -> int:
+    """An input length: a short question, a chat turn, or a long repository context."""
+    return r.choice([r.randint(0, 200), r.randint(200, 20_000), r.randint(20_000, 200_000)])
+
+
+def part(r: random.Random, total: int, step: int = 1) -> int:
+    """A count between 0 and `total` (0 one time in three), a multiple of `step`."""
+    return 0 if r.random() < 1 / 3 else r.randint(0, total // step) * step
+
+
+def random_chat(r: random.Random) -> dict:
+    """An OpenAI Chat Completions usage, details present, absent, null, or with null counts."""
+    prompt, completion = input_size(r), r.randint(1, 30_000)
+    style = r.choice(["details", "details", "absent", "null objects", "null counts"])
+    usage = chat_usage(prompt, completion, part(r, prompt, 128), part(r, completion), details=style != "absent")
+    if style == "null objects":
+        usage["prompt_tokens_details"] = None
+        usage["completion_tokens_details"] = None if r.random() < 0.5 else usage["completion_tokens_details"]
+    elif style == "null counts":
+        usage["prompt_tokens_details"]["cached_tokens"] = None
+        usage["completion_tokens_details"]["reasoning_tokens"] = None
+    return usage
+
+
+def random_responses(r: random.Random) -> dict:
+    """An OpenAI Responses usage, sometimes with one detail object left out or a null count."""
+    input_tokens, output_tokens = input_size(r), r.randint(1, 30_000)
+    usage = responses_usage(input_tokens, output_tokens, part(r, input_tokens, 128), part(r, output_tokens))
+    style = r.choice(["full", "full", "no input details", "no output details", "null count"])
+    if style == "no input details":
+        del usage["input_tokens_details"]
+    elif style == "no output details":
+        del usage["output_tokens_details"]
+    elif style == "null count":
+        usage["output_tokens_details"]["reasoning_tokens"] = None
+    return usage
+
+
+def random_anthropic(r: random.Random) -> dict:
+    """An Anthropic Messages usage, the cache counts present, null, or one of them left out."""
+    usage = anthropic_usage(r.randint(0, 5000), r.randint(1, 30_000), cache_read=part(r, 200_000),
+                            cache_write=part(r, 50_000))
+    style = r.choice(["full", "full", "null caches", "no cache write key", "no cache read key"])
+    if style == "null caches":
+        usage.update(cache_creation_input_tokens=None, cache_read_input_tokens=None, cache_creation=None)
+    elif style == "no cache write key":
+        del usage["cache_creation_input_tokens"], usage["cache_creation"]
+    elif style == "no cache read key":
+        del usage["cache_read_input_tokens"]
+    return usage
+
+
+def random_usage(r: random.Random) -> dict:
+    """A valid usage object of a random provider."""
+    return r.choice([random_chat, random_responses, random_anthropic])(r)
+
+
+def random_calls(r: random.Random, count: int, prefix: str = "call") -> list:
+    """`count` valid (call_id, usage, seconds) records with distinct ids (strings or ints)."""
+    ids = [f"{prefix}-{i}" if r.random() < 0.8 else 1000 * len(prefix) + i for i in range(count)]
+    return [(call_id, random_usage(r), round(r.uniform(0.05, 120.0), 3)) for call_id in ids]
+
+
+def random_prices(r: random.Random) -> dict:
+    """Per-token prices shaped like hosted APIs': cheaper cached reads, dearer cache writes, dearer output."""
+    base = r.uniform(5e-8, 1.5e-5)
+    return {"input": base, "cached_input": base * r.choice([0.1, 0.25, 0.5]),
+            "cache_write": base * r.choice([0.0, 1.25, 2.0]), "output": base * r.choice([4, 5, 8])}
+
+
+def without(usage: dict, key: str) -> dict:
+    """The usage with `key` left out."""
+    return {k: v for k, v in usage.items() if k != key}
+
+
+def random_bad_record(r: random.Random) -> tuple:
+    """(the argument a ValueError must name, usage, seconds) of a record that must be rejected."""
+    seconds = round(r.uniform(0.05, 60.0), 3)
+    prompt, output = r.randint(1, 20_000), r.randint(1, 20_000)
+    kind = r.randrange(9)
+    if kind == 0:    # input_tokens and output_tokens with neither kind of detail key
+        usage = {"input_tokens": prompt, "output_tokens": output}
+        return "usage", usage if r.random() < 0.5 else {**usage, "total_tokens": prompt + output}, seconds
+    if kind == 1:    # a required count missing or null
+        usage, key = r.choice([(chat_usage(prompt, output), "completion_tokens"),
+                               (responses_usage(prompt, output), r.choice(["input_tokens", "output_tokens"])),
+                               (anthropic_usage(prompt, output), r.choice(["input_tokens", "output_tokens"]))])
+        return key, without(usage, key) if r.random() < 0.5 else {**usage, key: None}, seconds
+    if kind == 2:    # a required count negative
+        key, usage = r.choice([("prompt_tokens", chat_usage(-prompt, output)),
+                               ("completion_tokens", chat_usage(prompt, -output)),
+                               ("input_tokens", responses_usage(-prompt, output)),
+                               ("output_tokens", anthropic_usage(prompt, -output))])
+        return key, usage, seconds
+    if kind == 3:    # cached input larger than the input total that includes it
+        make = r.choice([chat_usage, responses_usage])
+        return "cached_tokens", make(prompt, output, cached=prompt + r.randint(1, 500)), seconds
+    if kind == 4:    # reasoning larger than the output total that includes it
+        make = r.choice([chat_usage, responses_usage])
+        return "reasoning_tokens", make(prompt, output, reasoning=output + r.randint(1, 500)), seconds
+    if kind == 5:    # a negative detail count
+        make = r.choice([chat_usage, responses_usage])
+        return r.choice([("cached_tokens", make(prompt, output, cached=-r.randint(1, 128))),
+                         ("reasoning_tokens", make(prompt, output, reasoning=-r.randint(1, 128)))]) + (seconds,)
+    if kind == 6:    # a negative Anthropic cache count
+        key = r.choice(["cache_read_input_tokens", "cache_creation_input_tokens"])
+        return key, {**anthropic_usage(prompt, output), key: -r.randint(1, 4096)}, seconds
+    return "seconds", random_usage(r), -round(r.uniform(0.001, 10.0), 3)
+
+
+def task_results(r: random.Random, outcomes: list, tokens: list) -> list:
+    """Per-task results from outcomes and token counts, with seconds growing with the tokens."""
+    return [{"correct": bool(c), "tokens": t, "seconds": round(r.uniform(0.2, 2.0) + t / r.uniform(40, 120), 3)}
+            for c, t in zip(outcomes, tokens)]
+
+
+def random_pair(r: random.Random) -> tuple[list, list]:
+    """Paired results of two variants: random concordant and discordant tasks, b wordier, leaner or equal."""
+    only_a, only_b = r.choice([(r.randint(0, 6), r.randint(0, 6)), (r.randint(0, 3), r.randint(5, 20)),
+                               (r.randint(5, 20), r.randint(0, 3))])
+    both, neither = r.randint(0, 25), r.randint(0, 10)
+    kinds = ["10"] * only_a + ["01"] * only_b + ["11"] * both + ["00"] * neither or ["11"]
+    r.shuffle(kinds)
+    a_tokens = [r.randint(150, 4000) for _ in kinds]
+    style = r.choice(["wordier b", "leaner b", "same tokens"])
+    factor = {"wordier b": r.uniform(1.05, 1.8), "leaner b": r.uniform(0.5, 0.95), "same tokens": 1.0}[style]
+    b_tokens = [round(t * factor) for t in a_tokens]
+    if style == "same tokens":
+        r.shuffle(b_tokens)  # the same total, spread differently
+    return (task_results(r, [k[0] == "1" for k in kinds], a_tokens),
+            task_results(r, [k[1] == "1" for k in kinds], b_tokens))
+
+
+def random_bad_comparison(r: random.Random) -> tuple:
+    """(the argument a ValueError must name, a, b) of a comparison that must be rejected."""
+    a, b = random_pair(r)
+    kind = r.randrange(5)
+    if kind == 0:
+        return ("a", [], b) if r.random() < 0.5 else ("b", a, [])
+    if kind == 1:
+        return "b", a, b + [dict(b[-1])]
+    victim, i = r.choice([a, b]), r.randrange(len(a))
+    if kind == 2:
+        victim[i] = {**victim[i], "tokens": -r.randint(1, 500)}
+        return "tokens", a, b
+    if kind == 3:
+        victim[i] = {**victim[i], "seconds": -r.uniform(0.01, 5.0)}
+        return "seconds", a, b
+    key = r.choice(["correct", "tokens", "seconds"])
+    victim[i] = without(victim[i], key)
+    return key, a, b
+
+
+def random_family(r: random.Random, ceiling: float = 1.0) -> dict:
+    """{effort level: results} for 1 to 5 levels on the same tasks, accuracy rising with effort (mostly) and
+    tokens growing with it; accuracies stay at or below `ceiling`; totals are all distinct; listing order random.
+    """
+    n = r.choice([10, 20, 40])
+    levels = sorted(r.sample(range(len(EFFORTS)), r.randint(1, len(EFFORTS))))
+    top = int(ceiling * n)
+    correct = sorted(r.randint(0, top) for _ in levels) if r.random() < 0.8 else [r.randint(0, top) for _ in levels]
+    family = {}
+    for level, k in zip(levels, correct):
+        outcomes = [True] * k + [False] * (n - k)
+        r.shuffle(outcomes)
+        per_task = round(300 * 2.2 ** level * r.uniform(0.7, 1.3))
+        family[EFFORTS[level]] = task_results(r, outcomes, [max(0, per_task + r.randint(-150, 150))
+                                                            for _ in range(n)])
+    totals = [sum(t["tokens"] for t in runs) for runs in family.values()]
+    if len(set(totals)) < len(totals):  # equal totals are a tie the contract leaves open: draw again
+        return random_family(r, ceiling)
+    items = list(family.items())
+    r.shuffle(items)
+    return dict(items)
+
+
+def random_target(r: random.Random, family: dict) -> float:
+    """A target accuracy: one level's accuracy exactly, a two-decimal value, 0 or 1."""
+    runs = r.choice(list(family.values()))
+    exact = sum(t["correct"] for t in runs) / len(runs)
+    return r.choice([exact, exact, round(r.uniform(0.0, 1.0), 2), 0.0, 1.0])

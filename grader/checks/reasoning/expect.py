@@ -1,0 +1,183 @@
+"""How reasoning checks drive a UsageLedger, compare its answers and the comparisons, and what each misconception
+would return instead.
+
+Token counts, calls, `keep` and effort levels compare exactly. Seconds, costs and accuracies are sums and
+quotients of exact decimals: only the order of float operations differs, so a relative 1e-9 is ample. P-values
+also get an absolute 1e-12, so a correct exact p-value of 1e-18 computed as 1 - P(X > k) in floats still passes.
+"""
+from grader.engine import SubmissionRaised, fail
+from grader.engine.checks import type_name
+
+RTOL = 1e-9
+ATOL = {"seconds": 1e-12, "cost": 1e-15, "p_value": 1e-12, "accuracy": 0.0}
+COUNT_KEYS = ("input", "cached_input", "cache_write", "output", "reasoning", "calls")
+COMPARISON_KEYS = ("p_value", "keep", "accuracy_a", "accuracy_b", "tokens_a", "tokens_b")
+USAGE_FILE = "grader/checks/reasoning/usage.py"
+
+
+def is_number(x) -> bool:
+    """An int or float, bool excluded."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def close(actual, expected: float, kind: str) -> bool:
+    """Whether `actual` is a number within the tolerance of `expected` for its kind of quantity."""
+    return is_number(actual) and abs(actual - expected) <= ATOL[kind] + RTOL * abs(expected)
+
+
+# ---------------------------------------------------------------- the ledger
+
+def record_all(ledger, calls: list) -> None:
+    """Record (call_id, usage, seconds) calls in order."""
+    for call_id, usage, seconds in calls:
+        ledger.record(call_id, usage, seconds)
+
+
+def calls_text(calls: list, label: str | None = None) -> str:
+    """The recording calls as written when short, else where to read them."""
+    if label is not None and len(calls) > 3:
+        return f"<{label}: {len(calls)} record(...) calls, see {USAGE_FILE}>"
+    return "; ".join(f"ledger.record({call_id!r}, {usage!r}, {seconds!r})" for call_id, usage, seconds in calls)
+
+
+def totals_difference(actual, expected: dict) -> str | None:
+    """None when `actual` has `expected`'s counts and seconds; otherwise the first difference, in words."""
+    if not isinstance(actual, dict):
+        return f"returned {type_name(actual)}, expected a dict"
+    missing = [key for key in COUNT_KEYS + ("seconds",) if key not in actual]
+    if missing:
+        return f"the result has no {', '.join(map(repr, missing))}"
+    for key in COUNT_KEYS:
+        if not is_number(actual[key]) or actual[key] != expected[key]:
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    if not close(actual["seconds"], expected["seconds"], "seconds"):
+        return f"'seconds' = {actual['seconds']!r}, expected {expected['seconds']!r}"
+    return None
+
+
+def totals_misconceptions(right: dict) -> list:
+    """[(misconception id, the totals it predicts)] for the ids that change these totals.
+
+    Reasoning read off the visible answer leaves only the answer's tokens in `output`; reasoning added on top
+    counts it twice; cached input left in `input` bills it at the full price (with or without `cached_input`).
+    """
+    wrong = [("reasoning_from_answer_length", {**right, "output": right["output"] - right["reasoning"]}),
+             ("double_counts_reasoning", {**right, "output": right["output"] + right["reasoning"]}),
+             ("cached_at_full_price", {**right, "input": right["input"] + right["cached_input"], "cached_input": 0}),
+             ("cached_at_full_price", {**right, "input": right["input"] + right["cached_input"]})]
+    return [(mid, totals) for mid, totals in wrong if totals != right]
+
+
+def expect_totals(actual, expected: dict, what: str) -> None:
+    """Fail unless `actual` equals the totals `expected`, naming the misconception whose totals it equals."""
+    problem = totals_difference(actual, expected)
+    if problem is not None:
+        found = next((mid for mid, totals in totals_misconceptions(expected)
+                      if totals_difference(actual, totals) is None), None)
+        fail(f"{what}: {problem}; all expected totals: {expected}", found)
+
+
+def priced(totals: dict, prices: dict) -> float:
+    """What `totals` cost at `prices`."""
+    return sum(totals[key] * prices[key] for key in ("input", "cached_input", "cache_write", "output"))
+
+
+def cost_misconceptions(totals: dict, prices: dict) -> list:
+    """[(misconception id, the cost it predicts)] for the ids that change this cost."""
+    right = priced(totals, prices)
+    reasoning_cost = totals["reasoning"] * prices["output"]
+    wrong = [("cached_at_full_price", right + totals["cached_input"] * (prices["input"] - prices["cached_input"])),
+             ("cached_at_full_price", right + totals["cached_input"] * prices["input"]),
+             ("reasoning_from_answer_length", right - reasoning_cost),
+             ("double_counts_reasoning", right + reasoning_cost)]
+    return [(mid, cost) for mid, cost in wrong if not close(cost, right, "cost")]
+
+
+def expect_cost(actual, expected: float, totals: dict, prices: dict, what: str) -> None:
+    """Fail unless `actual` is the cost `expected`, naming the misconception whose cost it equals."""
+    if not close(actual, expected, "cost"):
+        found = next((mid for mid, cost in cost_misconceptions(totals, prices) if close(actual, cost, "cost")), None)
+        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance {RTOL:g}); the ledger's "
+             f"totals are {totals}", found)
+
+
+def expect_value_error(fn, args: tuple, argument: str, what: str) -> None:
+    """`what` (the call `fn(*args)`, with its setup) must raise ValueError with a message naming `argument`."""
+    try:
+        result = fn(*args)
+    except SubmissionRaised as raised:
+        if "ValueError" not in raised.type_names:
+            fail(f"{what} raised {raised.type_name}: {raised.message}; expected a ValueError naming {argument!r}")
+        if argument not in raised.message:
+            fail(f"{what} raised ValueError({raised.message!r}); the message should name {argument!r}")
+        return
+    fail(f"{what} returned {result!r}; expected a ValueError naming {argument!r}")
+
+
+# ---------------------------------------------------------------- compare_variants
+
+def comparison_difference(actual, expected: dict) -> str | None:
+    """None when `actual` equals the comparison `expected`; otherwise the first difference (p-value first)."""
+    if not isinstance(actual, dict):
+        return f"returned {type_name(actual)}, expected a dict"
+    missing = [key for key in COMPARISON_KEYS if key not in actual]
+    if missing:
+        return f"the result has no {', '.join(map(repr, missing))}"
+    if not close(actual["p_value"], expected["p_value"], "p_value"):
+        return f"'p_value' = {actual['p_value']!r}, expected {expected['p_value']!r}"
+    for key in ("accuracy_a", "accuracy_b"):
+        if not close(actual[key], expected[key], "accuracy"):
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    for key in ("tokens_a", "tokens_b", "keep"):
+        if actual[key] != expected[key] or isinstance(actual[key], bool):
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    return None
+
+
+def kept_wordier(actual, expected: dict) -> bool:
+    """Whether the answer keeps the variant with more tokens where no significant difference allows it."""
+    wordier = "a" if expected["tokens_a"] > expected["tokens_b"] else "b"
+    return (expected["p_value"] >= 0.05 and expected["tokens_a"] != expected["tokens_b"]
+            and actual.get("keep") == wordier != expected["keep"])
+
+
+def expect_comparison(actual, expected: dict, what: str) -> None:
+    """Fail unless `actual` equals the comparison `expected`; keeping the wordier variant without a significant
+    difference is keeps_wordier_prompt."""
+    problem = comparison_difference(actual, expected)
+    if problem is not None:
+        wordier = problem.startswith("'keep'") and kept_wordier(actual, expected)
+        why = ("; the difference is not significant (p >= 0.05), so the variant with fewer tokens is kept"
+               if wordier else "")
+        fail(f"{what}: {problem}{why}; expected {expected}", "keeps_wordier_prompt" if wordier else None)
+
+
+def results_text(results: list) -> str:
+    """A short spelling of per-task results: the outcomes as 1/0 and the total tokens."""
+    outcomes = "".join("1" if r["correct"] else "0" for r in results)
+    return f"<{len(results)} results, correct {outcomes!r}, {sum(r['tokens'] for r in results)} tokens>"
+
+
+# ---------------------------------------------------------------- pick_effort
+
+def most_tokens(results: dict) -> str:
+    """The effort level whose tasks consumed the most tokens."""
+    return max(results, key=lambda level: sum(r["tokens"] for r in results[level]))
+
+
+def effort_summary(results: dict) -> str:
+    """Each level's accuracy and total tokens, in words."""
+    return ", ".join(f"{level}: accuracy {sum(bool(r['correct']) for r in runs)}/{len(runs)}, "
+                     f"{sum(r['tokens'] for r in runs)} tokens" for level, runs in results.items())
+
+
+def expect_effort(actual, expected, results: dict, what: str) -> None:
+    """Fail unless `actual` is the level `expected` (or None); paying for the most effort instead is
+    more_effort_always."""
+    if actual != expected or (actual is not None and not isinstance(actual, str)):
+        dearest = most_tokens(results)
+        more = actual == dearest != expected
+        why = " (when no level reaches the target, the evidence is missing: more effort only adds cost)" \
+            if expected is None else ""
+        fail(f"{what} returned {actual!r}, expected {expected!r}{why}; {effort_summary(results)}",
+             "more_effort_always" if more else None)

@@ -1,0 +1,372 @@
+"""Project tests for the reasoning topic: the reference against hand-worked usage totals, costs and exact McNemar
+p-values, the solution against the reference, the check helpers' draws and diagnoses, the stub, the hints and
+the mutants."""
+import random
+import types
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from exercises import reasoning as stub
+from grader import hints
+from grader.checks.reasoning.draws import (random_bad_comparison, random_bad_record, random_calls, random_family,
+                                           random_pair, random_prices, random_target)
+from grader.checks.reasoning.expect import (comparison_difference, cost_misconceptions, kept_wordier, most_tokens,
+                                            totals_difference, totals_misconceptions)
+from grader.checks.reasoning.tasks import (COMPARISONS, DISCORDANT, FAMILIES, PADDED_RESULTS, CLEAR_RESULTS,
+                                           TARGET, discordant_results)
+from grader.checks.reasoning.test_public import BAD_COMPARISONS, BAD_RECORDS
+from grader.checks.reasoning.usage import (AGENT_CALLS, GPT5_PRICES, LEDGERS, RETRY_FIRST, RETRY_ID, RETRY_SECOND,
+                                           SHORT_ANSWER_CALL, SHORT_ANSWER_TOKENS, SONNET4_PRICES)
+from reference import reasoning as ref
+from solutions import reasoning as sol
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANTS = ROOT / "tests" / "mutants" / "reasoning"
+FUNCTIONS = ("UsageLedger", "compare_variants", "pick_effort")
+MISCONCEPTIONS = {"reasoning_from_answer_length", "cached_at_full_price", "double_counts_reasoning",
+                  "keeps_wordier_prompt", "more_effort_always"}
+QUICK = settings(max_examples=60, deadline=None)
+seeds = st.integers(0, 2**31 - 1)
+
+
+def ledger_of(module, calls):
+    """`module`'s ledger after recording `calls`."""
+    ledger = module.UsageLedger()
+    for call in calls:
+        ledger.record(*call)
+    return ledger
+
+
+# --- the ledger: hand-worked totals and costs --------------------------------------------------------------
+
+def test_each_provider_shape_worked_by_hand():
+    # Chat: prompt 1486 + 19 + 2048 of which 1408 cached; completion 651 + 10 + 300 of which 512 reasoning
+    assert ledger_of(ref, LEDGERS["OpenAI Chat Completions"]).totals() == {
+        "input": 1486 - 1408 + 19 + 2048, "cached_input": 1408, "cache_write": 0, "output": 961, "reasoning": 512,
+        "calls": 3, "seconds": pytest.approx(6.8 + 0.4 + 2.1)}
+    # Responses: input 5200 + 36 + 900 of which 4864 cached; output 2311 + 87 + 40 of which 2304 reasoning
+    assert ledger_of(ref, LEDGERS["OpenAI Responses"]).totals() == {
+        "input": 5200 - 4864 + 36 + 900, "cached_input": 4864, "cache_write": 0, "output": 2438,
+        "reasoning": 2304, "calls": 3, "seconds": pytest.approx(33.6)}
+    # Anthropic: input_tokens excludes the cache counts, thinking is inside output and not reported apart
+    assert ledger_of(ref, LEDGERS["Anthropic Messages"]).totals() == {
+        "input": 25 + 60 + 400, "cached_input": 3900, "cache_write": 3900, "output": 1450 + 820 + 95,
+        "reasoning": 0, "calls": 3, "seconds": pytest.approx(29.2)}
+    together = ledger_of(ref, LEDGERS["all three providers in one ledger"]).totals()
+    assert together["calls"] == 9 and together["input"] == 2145 + 1272 + 485 and together["output"] == 5764
+
+
+def test_empty_ledger_is_all_zero():
+    assert ref.UsageLedger().totals() == dict.fromkeys(
+        ("input", "cached_input", "cache_write", "output", "reasoning", "calls"), 0) | {"seconds": 0.0}
+    assert ref.UsageLedger().cost(GPT5_PRICES) == 0.0
+
+
+def test_short_answer_costs_its_reasoning():
+    ledger = ledger_of(ref, [SHORT_ANSWER_CALL])
+    totals = ledger.totals()
+    assert (totals["output"], totals["reasoning"]) == (2311, 2304)
+    assert totals["output"] - totals["reasoning"] == SHORT_ANSWER_TOKENS
+    assert ledger.cost(GPT5_PRICES) == pytest.approx(182 * 1.25e-6 + 2311 * 1e-5, rel=1e-12)
+
+
+def test_agent_loop_costs_worked_by_hand():
+    prices, calls = AGENT_CALLS["GPT-5 on OpenAI Chat Completions"]
+    cached = sum(39_936 + 640 * (i - 1) for i in range(1, 6))
+    prompt = sum(40_000 + 700 * i for i in range(6))
+    expected = (prompt - cached) * 1.25e-6 + cached * 1.25e-7 + 6 * 900 * 1e-5
+    assert ledger_of(ref, calls).cost(prices) == pytest.approx(expected, rel=1e-12)
+    # billing the cached input at the full price would cost about three times as much input
+    assert prompt * 1.25e-6 > 3 * ((prompt - cached) * 1.25e-6 + cached * 1.25e-7)
+    prices, calls = AGENT_CALLS["Claude Sonnet 4 on Anthropic Messages"]
+    reads = sum(40_000 + 700 * (i - 1) for i in range(1, 6))
+    expected = 6 * 700 * 3e-6 + reads * 3e-7 + (40_000 + 5 * 700) * 3.75e-6 + 6 * 900 * 1.5e-5
+    assert ledger_of(ref, calls).cost(prices) == pytest.approx(expected, rel=1e-12)
+    assert prices is SONNET4_PRICES
+
+
+def test_retry_is_a_second_call():
+    ledger = ledger_of(ref, [RETRY_FIRST])
+    with pytest.raises(ValueError, match="call_id"):
+        ledger.record(RETRY_FIRST[0], RETRY_SECOND, 21.0)
+    assert ledger.totals()["calls"] == 1
+    ledger.record(RETRY_ID, RETRY_SECOND, 21.0)
+    assert ledger.totals()["output"] == 3100 + 2700 and ledger.totals()["calls"] == 2
+
+
+@QUICK
+@given(seed=seeds)
+def test_ledger_invariants(seed):
+    r = random.Random(seed)
+    calls, prices = random_calls(r, r.randint(1, 10)), random_prices(r)
+    totals = ledger_of(ref, calls).totals()
+    assert totals["output"] >= totals["reasoning"] >= 0 and totals["calls"] == len(calls)
+    shuffled = list(calls)
+    r.shuffle(shuffled)
+    assert ledger_of(ref, shuffled).totals() == pytest.approx(totals)
+    # cost is linear in the prices, and the sum of the calls' own costs
+    doubled = {key: 2 * value for key, value in prices.items()}
+    cost = ledger_of(ref, calls).cost(prices)
+    assert ledger_of(ref, calls).cost(doubled) == pytest.approx(2 * cost, rel=1e-12)
+    assert sum(ledger_of(ref, [call]).cost(prices) for call in calls) == pytest.approx(cost, rel=1e-12)
+
+
+# --- McNemar: hand-worked and independent exact p-values ----------------------------------------------------
+
+HAND_WORKED = {  # (only a, only b): 2 * sum_{i <= min} C(n, i) / 2^n, capped at 1
+    (0, 0): 1.0,
+    (5, 0): 2 * 1 / 32,                       # 0.0625: five wins out of five are not significant
+    (9, 1): 2 * (1 + 10) / 1024,              # 0.021484375
+    (3, 5): 2 * (1 + 8 + 28 + 56) / 256,      # 0.7265625
+    (0, 6): 2 * 1 / 64,                       # 0.03125
+    (2, 12): 2 * (1 + 14 + 91) / 16384,       # 0.012939453125
+    (2, 4): 2 * (1 + 6 + 15) / 64,            # 0.6875: the padded prompt
+    (1, 11): 2 * (1 + 12) / 4096,             # 0.00634765625: the worked example
+    (4, 4): 1.0,                              # 2 * 163/256 > 1 is capped
+}
+
+
+@pytest.mark.parametrize("discordant, p_value", HAND_WORKED.items(), ids=map(str, HAND_WORKED))
+def test_mcnemar_hand_worked(discordant, p_value):
+    a, b = discordant_results(*discordant)
+    assert ref.compare_variants(a, b)["p_value"] == p_value
+    assert sol.compare_variants(a, b)["p_value"] == p_value
+
+
+def pascal_two_sided(only_a: int, only_b: int) -> Fraction:
+    """The exact two-sided p-value from a row of Pascal's triangle built by additions (no comb, no factorials)."""
+    n = only_a + only_b
+    row = [1]
+    for _ in range(n):
+        row = [x + y for x, y in zip([0] + row, row + [0])]
+    return min(Fraction(1), Fraction(2 * sum(row[:min(only_a, only_b) + 1]), 2 ** n))
+
+
+@QUICK
+@given(only_a=st.integers(0, 70), only_b=st.integers(0, 70))
+def test_mcnemar_matches_an_independent_exact_computation(only_a, only_b):
+    a, b = discordant_results(only_a, only_b, both=1, neither=1)
+    assert ref.compare_variants(a, b)["p_value"] == float(pascal_two_sided(only_a, only_b))
+
+
+@pytest.mark.parametrize("discordant", [(0, 1), (5, 0), (9, 1), (3, 5), (2, 12), (17, 40), (60, 58)])
+def test_mcnemar_matches_scipy_binomtest(discordant):
+    stats = pytest.importorskip("scipy.stats")
+    only_a, only_b = discordant
+    a, b = discordant_results(only_a, only_b)
+    expected = stats.binomtest(only_a, only_a + only_b, 0.5, alternative="two-sided").pvalue
+    assert ref.compare_variants(a, b)["p_value"] == pytest.approx(expected, rel=1e-9, abs=1e-15)
+
+
+def test_public_comparisons_teach_their_lessons():
+    padded = ref.compare_variants(CLEAR_RESULTS, PADDED_RESULTS)
+    assert padded["accuracy_b"] > padded["accuracy_a"] and padded["p_value"] >= 0.05 and padded["keep"] == "a"
+    assert sum(r["seconds"] for r in PADDED_RESULTS) > sum(r["seconds"] for r in CLEAR_RESULTS)
+    assert ref.compare_variants(PADDED_RESULTS, CLEAR_RESULTS)["keep"] == "b"
+    a, b = COMPARISONS["baseline prompt vs prompt with a worked example"]
+    improved = ref.compare_variants(a, b)
+    assert improved["p_value"] < 0.05 and improved["keep"] == "b" and improved["tokens_b"] > improved["tokens_a"]
+    assert [ref.compare_variants(*discordant_results(*d))["p_value"] < 0.05 for d in DISCORDANT] == \
+        [False, False, True, False, True, True]
+
+
+@QUICK
+@given(seed=seeds)
+def test_compare_variants_swaps_with_its_arguments(seed):
+    a, b = random_pair(random.Random(seed))
+    ab, ba = ref.compare_variants(a, b), ref.compare_variants(b, a)
+    assert ab["p_value"] == ba["p_value"] and (ab["accuracy_a"], ab["tokens_a"]) == (ba["accuracy_b"], ba["tokens_b"])
+    tie = ab["p_value"] >= 0.05 and ab["tokens_a"] == ab["tokens_b"]
+    assert (ab["keep"], ba["keep"]) == (("a", "a") if tie else (ab["keep"], {"a": "b", "b": "a"}[ab["keep"]]))
+
+
+# --- pick_effort --------------------------------------------------------------------------------------------
+
+def test_effort_by_need():
+    assert [ref.pick_effort(results, TARGET) for results in FAMILIES.values()] == ["low", "high", None]
+    cross = FAMILIES["cross-module reasoning"]
+    assert ref.pick_effort(cross, 0.7) == "medium"            # 14/20 reaches 0.7 exactly
+    assert ref.pick_effort(dict(reversed(list(cross.items()))), 0.0) == "low"
+    assert ref.pick_effort(FAMILIES["closed-form formula"], 1.0) == "high"
+
+
+def test_effort_boundary_within_1e_9():
+    runs = [{"correct": i < 7, "tokens": 10, "seconds": 1.0} for i in range(10)]
+    assert ref.pick_effort({"low": runs}, 0.7 * (1 + 1e-10)) == "low"
+    assert ref.pick_effort({"low": runs}, 0.7 * (1 + 1e-6)) is None
+
+
+@QUICK
+@given(seed=seeds)
+def test_pick_effort_is_the_cheapest_level_that_reaches_the_target(seed):
+    r = random.Random(seed)
+    family = random_family(r)
+    target = random_target(r, family)
+    feasible = {level: sum(t["tokens"] for t in runs) for level, runs in family.items()
+                if Fraction(sum(t["correct"] for t in runs), len(runs)) >= Fraction(str(target))}
+    assert ref.pick_effort(family, target) == (min(feasible, key=feasible.get) if feasible else None)
+
+
+# --- the solution against the reference ---------------------------------------------------------------------
+
+@QUICK
+@given(seed=seeds)
+def test_solution_matches_reference(seed):
+    r = random.Random(seed)
+    calls, prices = random_calls(r, r.randint(0, 10)), random_prices(r)
+    expected, got = ledger_of(ref, calls), ledger_of(sol, calls)
+    assert totals_difference(got.totals(), expected.totals()) is None
+    assert got.cost(prices) == pytest.approx(expected.cost(prices), rel=1e-12, abs=1e-18)
+    a, b = random_pair(r)
+    assert comparison_difference(sol.compare_variants(a, b), ref.compare_variants(a, b)) is None
+    family = random_family(r)
+    target = random_target(r, family)
+    assert sol.pick_effort(family, target) == ref.pick_effort(family, target)
+
+
+# --- errors -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+@pytest.mark.parametrize("argument, usage, seconds", BAD_RECORDS, ids=[b[0] for b in BAD_RECORDS])
+def test_bad_records_name_the_argument_and_change_nothing(module, argument, usage, seconds):
+    ledger = ledger_of(module, [RETRY_FIRST])
+    before = ledger.totals()
+    with pytest.raises(ValueError, match=argument):
+        ledger.record("bad", usage, seconds)
+    assert ledger.totals() == before
+
+
+@QUICK
+@given(seed=seeds)
+def test_random_bad_records_are_rejected(seed):
+    r = random.Random(seed)
+    argument, usage, seconds = random_bad_record(r)
+    for module in (ref, sol):
+        with pytest.raises(ValueError, match=argument):
+            module.UsageLedger().record("bad", usage, seconds)
+    argument, a, b = random_bad_comparison(r)
+    for module in (ref, sol):
+        with pytest.raises(ValueError, match=argument):
+            module.compare_variants(a, b)
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_bad_arguments_of_cost_comparison_and_effort(module):
+    for key in ("input", "cached_input", "cache_write", "output"):
+        with pytest.raises(ValueError, match=key):
+            module.UsageLedger().cost({k: v for k, v in GPT5_PRICES.items() if k != key})
+    for argument, a, b in BAD_COMPARISONS:
+        with pytest.raises(ValueError, match=argument):
+            module.compare_variants(a, b)
+    runs = [{"correct": True, "tokens": 5, "seconds": 1.0}]
+    for results, min_accuracy, argument in (({"low": runs}, 1.01, "min_accuracy"), ({"low": runs}, -0.5,
+                                             "min_accuracy"), ({"low": []}, 0.5, "results"), ({}, 0.5, "results")):
+        with pytest.raises(ValueError, match=argument):
+            module.pick_effort(results, min_accuracy)
+
+
+# --- the check helpers: draws and diagnoses -----------------------------------------------------------------
+
+@QUICK
+@given(seed=seeds)
+def test_draws_are_what_the_checks_assume(seed):
+    r = random.Random(seed)
+    family = random_family(r)
+    totals = [sum(t["tokens"] for t in runs) for runs in family.values()]
+    assert len(set(totals)) == len(totals) and len({len(runs) for runs in family.values()}) == 1
+    low = random_family(r, 0.5)
+    assert all(sum(t["correct"] for t in runs) / len(runs) <= 0.5 for runs in low.values())
+    assert ref.pick_effort(low, 0.55) is None
+
+
+def test_diagnoses_are_specific():
+    totals = ledger_of(ref, LEDGERS["all three providers in one ledger"]).totals()
+    predicted = dict(totals_misconceptions(totals))
+    assert {mid for mid, _ in totals_misconceptions(totals)} == {"reasoning_from_answer_length",
+                                                                 "double_counts_reasoning", "cached_at_full_price"}
+    assert totals_difference(predicted["double_counts_reasoning"], totals) is not None
+    assert totals_misconceptions({**totals, "reasoning": 0, "cached_input": 0}) == []
+    assert cost_misconceptions({**totals, "reasoning": 0, "cached_input": 0}, GPT5_PRICES) == []
+    padded = ref.compare_variants(CLEAR_RESULTS, PADDED_RESULTS)
+    assert kept_wordier({**padded, "keep": "b"}, padded)
+    assert not kept_wordier(padded, padded)
+    assert most_tokens(FAMILIES["a private file the model was never given"]) == "high"
+
+
+# --- stub, hints, mutants -----------------------------------------------------------------------------------
+
+def test_stub_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match="TODO"):
+        stub.UsageLedger()
+    with pytest.raises(NotImplementedError, match="TODO"):
+        stub.compare_variants(CLEAR_RESULTS, PADDED_RESULTS)
+    with pytest.raises(NotImplementedError, match="TODO"):
+        stub.pick_effort(FAMILIES["closed-form formula"], TARGET)
+    methods = [stub.UsageLedger.record, stub.UsageLedger.totals, stub.UsageLedger.cost]
+    for method, args in zip(methods, [("id", {}, 1.0), (), (GPT5_PRICES,)]):
+        with pytest.raises(NotImplementedError, match="TODO"):
+            method(object.__new__(stub.UsageLedger), *args)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_three_hint_levels_per_function(function):
+    texts = [hints.hint("reasoning", function, level) for level in (1, 2, 3)]
+    assert all(texts) and len(set(texts)) == 3
+
+
+def test_every_misconception_is_explained_and_has_a_mutant():
+    assert set(hints.misconception_ids("reasoning")) == MISCONCEPTIONS
+    assert {path.stem for path in MUTANTS.glob("*.py")} == MISCONCEPTIONS
+
+
+def mutant(misconception: str) -> types.ModuleType:
+    """The solution with the mutant appended, as the selftest builds it."""
+    module = types.ModuleType(f"reasoning_{misconception}")
+    source = (ROOT / "solutions" / "reasoning.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
+    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
+    return module
+
+
+def mutant_outputs(module) -> list:
+    """The module's answers on the public cases: ledger totals and costs, comparisons, effort choices."""
+    out = [ledger_of(module, calls).totals() for calls in LEDGERS.values()]
+    out += [ledger_of(module, calls).cost(prices) for prices, calls in AGENT_CALLS.values()]
+    out += [module.compare_variants(a, b) for a, b in COMPARISONS.values()]
+    return out + [module.pick_effort(results, TARGET) for results in FAMILIES.values()]
+
+
+def differs(got, expected) -> bool:
+    """Whether a mutant's answer differs from the reference's, with the checks' comparators."""
+    if isinstance(expected, float):
+        return got != pytest.approx(expected, rel=1e-9)
+    if isinstance(expected, dict):
+        compare = comparison_difference if "p_value" in expected else totals_difference
+        return compare(got, expected) is not None
+    return got != expected
+
+
+@pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
+def test_mutant_differs_as_its_misconception_predicts(misconception):
+    module = mutant(misconception)
+    assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
+    assert any(differs(g, e) for g, e in zip(mutant_outputs(module), mutant_outputs(ref)))
+    for calls in LEDGERS.values():
+        totals, expected = ledger_of(module, calls).totals(), ledger_of(ref, calls).totals()
+        if differs(totals, expected):
+            assert misconception in [m for m, t in totals_misconceptions(expected) if not differs(totals, t)]
+    for prices, calls in AGENT_CALLS.values():
+        cost, expected = ledger_of(module, calls).cost(prices), ledger_of(ref, calls)
+        if differs(cost, expected.cost(prices)):
+            assert misconception in [m for m, c in cost_misconceptions(expected.totals(), prices)
+                                     if not differs(cost, c)]
+    for a, b in COMPARISONS.values():
+        got, expected = module.compare_variants(a, b), ref.compare_variants(a, b)
+        if differs(got, expected):
+            assert misconception == "keeps_wordier_prompt" and kept_wordier(got, expected)
+    for results in FAMILIES.values():
+        got, expected = module.pick_effort(results, TARGET), ref.pick_effort(results, TARGET)
+        if got != expected:
+            assert misconception == "more_effort_always" and got == most_tokens(results)
