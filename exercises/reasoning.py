@@ -33,7 +33,7 @@ class UsageLedger:
 
         Raises ValueError:
         - naming `call_id` when that id is already recorded (a retried call is recorded under its own id);
-        - when `usage` has "input_tokens" and "output_tokens" but neither kind of detail key: whether
+        - naming `usage` when it has "input_tokens" and "output_tokens" but neither kind of detail key: whether
           input_tokens includes cached input depends on the provider, so the shape must be known;
         - naming the count when a required top-level count is missing, null or negative;
         - naming the detail (`cached_tokens`, `reasoning_tokens`) when it is negative or larger than the total

@@ -3,4 +3,4 @@
 
 class UsageLedger(UsageLedger):
     def cost(self, prices):
-        return super().cost({**prices, "cached_input": prices["input"]})
+        return super().cost(prices) + self.totals()["cached_input"] * (prices["input"] - prices["cached_input"])
