@@ -15,7 +15,7 @@ from grader.checks.reasoning.draws import (random_bad_comparison, random_bad_rec
                                            random_pair, random_prices, random_target)
 from grader.checks.reasoning.expect import (comparison_difference, cost_misconceptions, kept_wordier, most_tokens,
                                             totals_difference, totals_misconceptions)
-from grader.checks.reasoning.tasks import (COMPARISONS, DISCORDANT, FAMILIES, PADDED_RESULTS, CLEAR_RESULTS,
+from grader.checks.reasoning.tasks import (CLEAR_RESULTS, COMPARISONS, DISCORDANT, FAMILIES, PADDED_RESULTS,
                                            TARGET, discordant_results)
 from grader.checks.reasoning.test_public import BAD_COMPARISONS, BAD_RECORDS
 from grader.checks.reasoning.usage import (AGENT_CALLS, GPT5_PRICES, LEDGERS, RETRY_FIRST, RETRY_ID, RETRY_SECOND,
