@@ -1,0 +1,108 @@
+"""How latency checks compare schedules, critical paths and what-ifs, and word what differs.
+
+Seconds compare with the contract's relative tolerance of 1e-9 (plus 1e-12 s for times near 0): a correct
+submission may add the same durations in another order. Paths compare exactly: the tie rule fixes them.
+"""
+from grader.engine import SubmissionRaised, expect_type, fail
+from grader.engine.checks import type_name
+
+RTOL = 1e-9
+ATOL = 1e-12
+
+
+def is_seconds(value) -> bool:
+    """Whether `value` is an int or a float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def same_seconds(actual, expected) -> bool:
+    """Whether `actual` is a number within the tolerance of `expected`."""
+    return is_seconds(actual) and abs(actual - expected) <= ATOL + RTOL * abs(expected)
+
+
+def schedule_difference(actual, expected: dict) -> str | None:
+    """None when `actual` is `expected`'s {step: (start, end)}; otherwise the first difference, in words."""
+    if not isinstance(actual, dict):
+        return f"returned {type_name(actual)}, expected a dict {{step: (start, end)}}"
+    if set(actual) != set(expected):
+        missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected), key=repr)
+        return f"steps missing: {missing}, steps not in the task: {extra}"
+    for step, (start, end) in expected.items():
+        got = actual[step]
+        if not isinstance(got, (list, tuple)) or len(got) != 2:
+            return f"[{step!r}] = {got!r}, expected a pair (start, end)"
+        if not (same_seconds(got[0], start) and same_seconds(got[1], end)):
+            return f"[{step!r}] = {tuple(got)!r}, expected {(start, end)!r}"
+    return None
+
+
+def path_difference(actual, expected: list) -> str | None:
+    """None when `actual` is the list of step names `expected`; otherwise what differs."""
+    if not isinstance(actual, (list, tuple)) or not all(isinstance(s, str) for s in actual):
+        return f"path {short(actual)} is not a list of step names"
+    if list(actual) != expected:
+        return f"path {list(actual)!r}, expected {expected!r}"
+    return None
+
+
+def critical_difference(actual, expected: tuple) -> str | None:
+    """None when `actual` is the (total, path) `expected`; otherwise what differs."""
+    if not isinstance(actual, (list, tuple)) or len(actual) != 2:
+        return f"returned {short(actual)}, expected a pair (total, path)"
+    total, path = expected
+    if not same_seconds(actual[0], total):
+        return f"total {actual[0]!r}, expected {total!r}"
+    return path_difference(actual[1], list(path))
+
+
+def what_if_difference(actual, expected: dict) -> str | None:
+    """None when `actual` has `expected`'s total, saving and path; otherwise what differs."""
+    if not isinstance(actual, dict) or not {"total", "saving", "path"} <= actual.keys():
+        return f"returned {short(actual)}, expected a dict with 'total', 'saving' and 'path'"
+    for key in ("total", "saving"):
+        if not same_seconds(actual[key], expected[key]):
+            return f"{key} {actual[key]!r}, expected {expected[key]!r}"
+    return path_difference(actual["path"], list(expected["path"]))
+
+
+def expect_result(actual, expected, what: str, difference, misconception=None) -> None:
+    """Fail unless `difference(actual, expected)` is None; `misconception(actual)` names the mistake it shows."""
+    problem = difference(actual, expected)
+    if problem is not None:
+        fail(f"{what}: {problem}", misconception(actual) if misconception else None)
+
+
+def expect_seconds(actual, expected: float, what: str, misconception: str | None = None) -> None:
+    """Fail unless `actual` is `expected` seconds; `misconception` is the id the wrong value shows, if any."""
+    expect_type(actual, (float, int), what)
+    if not same_seconds(actual, expected):
+        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance {RTOL:g})", misconception)
+
+
+def expect_value_error(fn, args: tuple, what: str, names: list, returned: str | None = None) -> str:
+    """Require `fn(*args)` to raise ValueError whose message names one of `names`; returns the message.
+
+    `returned` is the misconception that a normal return shows (None: no known one).
+    """
+    try:
+        result = fn(*args)
+    except SubmissionRaised as raised:
+        if "ValueError" not in raised.type_names:
+            fail(f"{what} raised {raised.type_name}: {raised.message}; expected ValueError")
+        message = raised.message
+    else:
+        fail(f"{what} returned {short(result)}; expected ValueError", returned)
+    if names and not any(name in message for name in names):
+        fail(f"{what} raised ValueError({message!r}); the message should name {' or '.join(map(repr, names))}")
+    return message
+
+
+def short(value) -> str:
+    """`repr(value)`, cut to 120 characters."""
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def text_of(durations: dict, deps: dict, order: dict | None) -> str:
+    """A task's arguments as they would be written in a call."""
+    return f"{durations!r}, {deps!r}" + ("" if order is None else f", order={order!r}")
