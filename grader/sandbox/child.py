@@ -8,6 +8,7 @@ import importlib.abc
 import importlib.util
 import os
 import pickle
+import random
 import signal
 import socket
 import struct
@@ -15,11 +16,17 @@ import sys
 import time
 import traceback
 
+import numpy as np
+import numpy.random  # noqa: F401 - imported lazily by numpy, which a child may no longer be able to read
 import torch
 
 from grader.sandbox import codec, walls
 
 BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
+CALLBACK_ERRORS = {e.__name__: e for e in (ValueError, TypeError, IndexError, AttributeError)}
+
+_channel: socket.socket | None = None  # the socket to the grader, for calls to served objects
+_factories: dict[str, object] = {}  # what `make` may run, taken before the submission could replace any of it
 
 
 class ForbiddenCall(RuntimeError):
@@ -97,6 +104,54 @@ def describe_exception(exc: BaseException, submission_dir: str) -> dict:
             "message": message[:2000], "where": where[-2000:]}
 
 
+class GraderObject:
+    """A proxy for an object the grader serves (a toy model): every call runs in the grader, which counts it."""
+
+    def __init__(self, ref: int, methods: tuple, name: str):
+        self._ref, self._methods, self._name = ref, methods, name
+
+    def __call__(self, *args, **kwargs):
+        if "__call__" not in self._methods:
+            raise TypeError(f"{self._name} is not callable")
+        return self._call("__call__", args, kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._methods:
+            raise AttributeError(f"{self._name} has no attribute {name!r}")
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
+
+    def _call(self, method: str, args: tuple, kwargs: dict):
+        send(_channel, codec.encode(("callback", [self._ref, method, list(args), dict(kwargs)])))
+        frame = recv(_channel)
+        if frame is None:
+            raise ConnectionError("the grader closed the channel")
+        kind, value = codec.decode(frame)  # the codec is faster than pickle for the small tensors models return
+        if kind == "ok":
+            return value
+        raise CALLBACK_ERRORS.get(value[0], RuntimeError)(value[1])
+
+    def __repr__(self) -> str:
+        return f"<{self._name}, served by the grader>"
+
+
+def _take_factories() -> dict[str, object]:
+    """The functions and classes of grader.toys by dotted name, as they are before the submission is imported."""
+    out = {}
+    for module_name, module in list(sys.modules.items()):
+        if module_name == "grader.toys" or module_name.startswith("grader.toys."):
+            for name, value in vars(module).items():
+                if callable(value) and getattr(value, "__module__", None) == module_name:
+                    out[f"{module_name}.{name}"] = value
+    return out
+
+
+def seed_globals(seed: int) -> None:
+    """Seed the global random generators of torch, numpy and Python: the grader chooses every random stream."""
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+
+
 def forbid(dotted: str) -> None:
     """Replace module attribute `dotted` with a function that raises ForbiddenCall."""
     module_name, _, attr = dotted.rpartition(".")
@@ -127,6 +182,9 @@ def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> No
     sys.meta_path.insert(0, _ImportBlocker())
     for name in [m for m in sys.modules if any(m == b or m.startswith(b + ".") for b in BLOCKED_IMPORTS)]:
         del sys.modules[name]
+    global _channel, _factories
+    _channel, _factories = sock, _take_factories()
+    seed_globals(config.get("global_seed", 0))
     # Said before any submission code runs: what comes later may be forged by the submission.
     send(sock, codec.encode(("isolated", {**report, **restricted})))
 
@@ -197,7 +255,7 @@ def _dispatch(module, objects, kind, target, name, args, kwargs):
     if kind == "attr":
         return getattr(module, name)
     if kind == "make":
-        return target(*args, **kwargs)
+        return _factories[target](*args, **kwargs)
     raise ValueError(f"unknown request {kind!r}")
 
 

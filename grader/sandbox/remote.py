@@ -15,7 +15,7 @@ import time
 import torch
 
 from grader.sandbox import child as wire
-from grader.sandbox import codec
+from grader.sandbox import codec, served
 from grader.sandbox.limits import status_bytes
 from grader.sandbox.zygote import Zygote
 from grader.text import printable, tail
@@ -140,20 +140,28 @@ class Child:
                 return self.pid
         return pid
 
-    def request(self, message: tuple, timeout: float, what: str):
-        """Send one request and wait for the reply: ('ok', value) or ('raised', info)."""
+    def request(self, message: tuple, timeout: float, what: str, objects: dict | None = None):
+        """Send one request and wait for the reply: ('ok', value) or ('raised', info).
+
+        Until the reply comes, the submission's calls to the served `objects` are answered here, within `timeout`.
+        """
+        deadline = time.monotonic() + timeout
+        reply = ("callback", None)
         try:
             wire.send(self.sock, pickle.dumps(message))
+            while (reply := self._receive(deadline - time.monotonic(), what, limit=timeout))[0] == "callback":
+                wire.send(self.sock, codec.encode(served.answer(objects or {}, reply[1])))
         except OSError:
-            pass  # the child is gone; _receive reports how it ended
-        return self._receive(timeout, what)
+            reply = self._receive(deadline - time.monotonic(), what, limit=timeout)  # how the child ended
+        return reply
 
-    def _receive(self, timeout: float, what: str, importing: bool = False):
+    def _receive(self, timeout: float, what: str, importing: bool = False, limit: float | None = None):
+        """The next frame, decoded, within `timeout` seconds (`limit`: the whole call's, for the message)."""
         try:
             frame = wire.recv(self.sock, deadline=time.monotonic() + timeout)
         except (socket.timeout, TimeoutError):
             self.close()
-            raise ChildFailure("timeout", f"{what} did not finish within {timeout:g} s (an endless loop?)",
+            raise ChildFailure("timeout", f"{what} did not finish within {limit or timeout:g} s (an endless loop?)",
                                import_failure=importing) from None
         except (OSError, codec.DecodeError) as exc:
             self.close()
@@ -330,6 +338,8 @@ def _brief(x, depth=0) -> str:
         return f"Tensor{list(x.shape)} {dtype}"
     if isinstance(x, Remote):
         return f"<{x._handle.type_name}>"
+    if isinstance(x, served.Served):
+        return x.name
     if isinstance(x, (list, tuple)) and depth < 2:
         inner = ", ".join(_brief(e, depth + 1) for e in x[:6]) + (", ..." if len(x) > 6 else "")
         return f"[{inner}]" if isinstance(x, list) else f"({inner})"
@@ -396,6 +406,7 @@ class Submission:
         self._signature_of = signature_of or (lambda name: None)
         self._timeout = DEFAULT_CALL_TIMEOUT
         self._budget_left = CHECK_BUDGET
+        self._served: dict[int, served.Served] = {}
         self.last_call = ""
         self.peak_rss_bytes: int | None = None
 
@@ -405,8 +416,26 @@ class Submission:
         return RemoteCallable(self, name, ("call", None, name))
 
     def make(self, factory, *args, **kwargs) -> Remote:
-        """Run `factory(*args, **kwargs)` in the child and return a handle on what it built."""
-        return self._request(("make", factory, "", args, kwargs), factory.__name__, args, kwargs)
+        """Run `factory(*args, **kwargs)` (a function of grader.toys) in the child; a handle on what it built."""
+        dotted = f"{factory.__module__}.{factory.__qualname__}"
+        assert dotted.startswith("grader.toys."), f"{dotted} is not in grader.toys"
+        return self._request(("make", dotted, "", args, kwargs), factory.__name__, args, kwargs)
+
+    def serve(self, obj, methods: tuple[str, ...], name: str) -> served.Served:
+        """`obj`, kept in the grader, for the submission to call: pass what this returns as an argument.
+
+        The child gets a proxy named `name` whose `methods` ("__call__" for a callable) run here, so the
+        object's counts and logs are the grader's own.
+        """
+        offered = served.Served(obj, methods, name)
+        self._served[id(offered)] = offered
+        return offered
+
+    def restart(self, **config) -> None:
+        """Later calls go to a fresh child whose config has `config` changed (`global_seed=...`, say)."""
+        self.close()
+        self._child, self._failure = None, None
+        self._config = {**self._config, **config}
 
     def handle(self, name: str) -> Remote:
         """A handle on the submission's module attribute `name`."""
@@ -455,12 +484,18 @@ class Submission:
             self._failure = failure
             raise
         started = time.monotonic()
+        limit = min(self._timeout, self._budget_left, left)
         try:
-            kind, value = child.request(message, min(self._timeout, self._budget_left, left), what)
+            kind, value = child.request(message, limit, what, self._served)
         except ChildFailure as failure:
+            if failure.status == "timeout" and limit < self._timeout:  # say which limit, not a tiny timeout
+                failure = ChildFailure("timeout", f"the run's deadline of {self._pool.deadline_s:g} s passed during "
+                                                  f"{what}" if limit == left else
+                                                  f"the check used up its {CHECK_BUDGET:g} s budget during {what} "
+                                                  f"(the submission is too slow)")
             self._failure = failure
             self._pool.check_deadline()
-            raise
+            raise failure from None
         finally:
             self._budget_left -= time.monotonic() - started
         self.peak_rss_bytes = child.peak_rss()

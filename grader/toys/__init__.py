@@ -1,11 +1,10 @@
-"""Objects the grader builds inside the sandboxed child (toy models, seeded generators).
+"""Objects the grader builds inside the sandboxed child (seeded generators, state readers).
 
 The sandbox imports this package before it forks, so a child never reads grader files from disk.
 """
 import torch
 
 from grader.toys import paged_kv  # noqa: F401
-from grader.toys import speculative  # noqa: F401
 
 
 def generator(seed: int) -> torch.Generator:

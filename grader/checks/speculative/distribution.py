@@ -1,6 +1,6 @@
 """The statistical check that speculative_generate samples exactly the target's distribution.
 
-Test: RUNS generations of max_new_tokens = K + GAMMA from the 'mismatch' toy pair (toys/speculative.py); the
+Test: RUNS generations of max_new_tokens = K + GAMMA from the 'mismatch' toy pair (models.py); the
 first K = 3 tokens fall into V**K = 64 outcomes whose probabilities under the target alone are known exactly
 (`first_tokens_law`). Each outcome count is Binomial(RUNS, law), so `binomial.intervals` gives every outcome
 of positive probability an interval it leaves with probability <= 1e-6 / (outcomes of positive probability),
@@ -19,14 +19,14 @@ so each gets 1e-6 / 27. With RUNS = 500 a generator whose verify rule has
 so each is caught with probability > 1 - 1e-6. The misconception is reported only when the counts also pass the
 same test against that misconception's own exact law.
 
-Only the raw outputs of the runs come from the child (grader/toys/speculative.py's driver runs after the
-submission's import, which may have replaced it); the counts, the law and the test are computed here.
+Only the outputs of the runs come from the child; the models it calls are served by the grader (models.py), and
+the counts, the law and the test are computed here.
 """
+from grader.checks.speculative import models as toys
 from grader.checks.speculative.binomial import intervals, outside
 from grader.checks.speculative.expect import generate_many, generated_tokens
 from grader.checks.speculative.misconceptions import first_tokens_law, outcome
 from grader.engine import fail
-from grader.toys import speculative as toys
 
 PAIR = "mismatch"
 K = 3

@@ -5,9 +5,10 @@ from typing import NamedTuple
 import torch
 
 from grader import toys
-from grader.engine import Remote, expect_raises, fail
+from grader.checks.speculative import models
+from grader.checks.speculative.models import ToyModel, V
+from grader.engine import expect_raises, fail
 from grader.engine.checks import type_name
-from grader.toys.speculative import V
 
 STATS = ("iterations", "proposed", "accepted", "target_calls", "draft_calls")
 
@@ -92,56 +93,43 @@ def generated_tokens(result, count: int, what: str) -> list[int]:
 
 def generate_many(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int,
                   what: str) -> list[tuple]:
-    """[(what speculative_generate returned, the target's score log)] for `runs` calls made in the child.
+    """[(what speculative_generate returned, the target's score log)] for `runs` calls on fresh toy models.
 
-    The driver (toys.speculative.generate_runs) runs after the submission's import, so only its raw outputs are
-    used, as the submission's own outputs: every statistic is computed here, in the grader, by the caller.
+    One generator seeded by `seed` serves every run, as one long stream of random numbers would.
     """
-    raw = sub.make(toys.speculative.generate_runs, sub.handle("speculative_generate"), pair, list(prompt),
-                   max_new_tokens, gamma, runs, seed)
-    return runs_of(raw, runs, what)
-
-
-def runs_of(raw, runs: int, what: str) -> list[tuple]:
-    """`raw` as `runs` (result, score log) pairs, after checking that form (each part is checked where it is used)."""
-    if not (isinstance(raw, list) and len(raw) == runs
-            and all(isinstance(run, (tuple, list)) and len(run) == 2 for run in raw)):
-        fail(f"{what}: the runs came back as {type_name(raw)} {str(raw)[:80]}, expected {runs} pairs of what "
-             f"speculative_generate returned and the calls the target model logged")
-    return [tuple(run) for run in raw]
-
-
-def score_log(log, what: str) -> list[tuple]:
-    """The target's log of score calls (the tokens of each) as tuples of ints, after checking that form."""
-    if not (isinstance(log, (list, tuple)) and all(isinstance(call, (list, tuple)) and
-                                                   all(type(t) is int for t in call) for call in log)):
-        fail(f"{what}: the target model's log of score calls came back as {type_name(log)} {str(log)[:80]}, "
-             f"expected a list of token tuples")
-    return [tuple(call) for call in log]
+    generator = sub.make(toys.generator, seed)
+    out = []
+    for _ in range(runs):
+        target, _, offered = toy_pair(sub, pair)
+        out.append((sub.speculative_generate(*offered, list(prompt), max_new_tokens, gamma, generator),
+                    target.score_log))
+    return out
 
 
 class Run(NamedTuple):
     """One speculative_generate call on toy models: what came back, the models, and how the call reads."""
     tokens: list
     stats: dict
-    target: Remote
-    draft: Remote
+    target: ToyModel
+    draft: ToyModel
     max_new_tokens: int
     gamma: int
     what: str
 
 
-def toy_pair(sub, pair: str) -> tuple[Remote, Remote]:
-    """Fresh target and draft toy models of `pair`, built in the child."""
-    return sub.make(toys.speculative.model, pair, "target"), sub.make(toys.speculative.model, pair, "draft")
+def toy_pair(sub, pair: str) -> tuple[ToyModel, ToyModel, tuple]:
+    """Fresh target and draft toy models of `pair`, and the two as offered to the submission (served here)."""
+    target, draft = models.model(pair, "target"), models.model(pair, "draft")
+    return target, draft, (sub.serve(target, ("next_probs", "score"), "target"),
+                           sub.serve(draft, ("next_probs", "score"), "draft"))
 
 
 def generate(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, seed: int) -> Run:
     """Run the submission's speculative_generate on fresh toy models with a generator seeded by `seed`."""
-    target, draft = toy_pair(sub, pair)
+    target, draft, offered = toy_pair(sub, pair)
     what = (f"speculative_generate(target, draft, prompt={prompt}, max_new_tokens={max_new_tokens}, "
             f"gamma={gamma}, generator) on the toy models {pair!r}")
-    result = sub.speculative_generate(target, draft, prompt, max_new_tokens, gamma, sub.make(toys.generator, seed))
+    result = sub.speculative_generate(*offered, prompt, max_new_tokens, gamma, sub.make(toys.generator, seed))
     tokens, stats = generate_result(result, max_new_tokens, what)
     return Run(tokens, stats, target, draft, max_new_tokens, gamma, what)
 
@@ -150,7 +138,7 @@ def expect_stats_add_up(run: Run) -> None:
     """The stats agree with the models' own call counts and with the number of tokens produced."""
     stats = run.stats
     for key, model in (("target_calls", run.target), ("draft_calls", run.draft)):
-        counted = model.get("calls")
+        counted = model.calls
         if stats[key] != counted:
             fail(f"{run.what} reported {key}={stats[key]}, but the model counted {counted} calls")
     it, proposed, accepted, n, gamma = (stats["iterations"], stats["proposed"], stats["accepted"],
@@ -163,7 +151,7 @@ def expect_stats_add_up(run: Run) -> None:
 
 def expect_one_target_call(run: Run) -> None:
     """Exactly one target.score call per iteration and no other target calls."""
-    score_calls, single_calls = run.target.get("score_calls"), run.target.get("next_probs_calls")
+    score_calls, single_calls = run.target.score_calls, run.target.next_probs_calls
     iterations = run.stats["iterations"]
     if score_calls == iterations and not single_calls:
         return

@@ -7,7 +7,7 @@ acceptance and rejection rules: a small Markov chain over (prefix, draft positio
 """
 import torch
 
-from grader.toys.speculative import V, probs_after, table
+from grader.checks.speculative.models import V, probs_after, table
 
 INF = float("inf")
 

@@ -8,8 +8,8 @@ from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_one_target_call, expect_stats_add_up,
                                               expect_tokens, generate, verify_text)
 from grader.checks.speculative.misconceptions import verify_predictions
+from grader.checks.speculative.models import TABLES
 from grader.engine import check, expect_type, fail, reference
-from grader.toys.speculative import TABLES
 
 NUDGE = 2e-6   # every decision of a random case survives this relative change of u or of one noise entry
 

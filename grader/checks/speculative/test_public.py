@@ -1,5 +1,5 @@
 """Public speculative checks: fixed verify cases in sixteenths (answers from the goldens), the Leviathan et al.
-formulas, and speculative_generate on the toy models of grader/toys/speculative.py."""
+formulas, and speculative_generate on the toy models of models.py, served by the grader."""
 import math
 
 import torch
@@ -8,7 +8,7 @@ from grader import toys
 from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
                                               expect_stats_add_up, expect_tokens, generate, generate_many,
-                                              generate_result, generated_tokens, score_log, toy_pair, verify_text)
+                                              generate_result, generated_tokens, toy_pair, verify_text)
 from grader.checks.speculative.expect import sixteenths as Q
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.engine import check, expect_type, fail, golden, reference
@@ -203,13 +203,13 @@ def test_generate_identical_draft(sub, seed):
        title="speculative_generate takes all randomness from the generator it is given")
 def test_generate_uses_generator(sub, seed):
     what = "speculative_generate(target, draft, prompt=[1], max_new_tokens=12, gamma=3, generator)"
-    # two separate calls made from here, each with fresh models and a fresh generator seeded alike, the global
-    # seeds of torch, numpy and Python changed in between
+    # two calls, each in a fresh child whose global seeds of torch, numpy and Python the grader set differently
+    # before the submission was imported, each with fresh models and a fresh generator seeded alike
     results = []
     for global_seed in (1, 2):
-        sub.make(toys.speculative.reseed_globals, global_seed)
-        target, draft = toy_pair(sub, "mismatch")
-        results.append(generate_result(sub.speculative_generate(target, draft, [1], 12, 3,
+        sub.restart(global_seed=global_seed)
+        _, _, offered = toy_pair(sub, "mismatch")
+        results.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3,
                                                                 sub.make(toys.generator, seed)), 12, what))
     first, second = results
     if first != second:
@@ -221,9 +221,9 @@ def test_generate_uses_generator(sub, seed):
        title="speculative_generate raises ValueError naming max_new_tokens or gamma when it is negative")
 def test_generate_bad_arguments(sub, seed):
     for name, n, gamma in (("max_new_tokens", -1, 3), ("gamma", 5, -1)):
-        target, draft = toy_pair(sub, "mismatch")
+        _, _, offered = toy_pair(sub, "mismatch")
         expect_names(name, f"speculative_generate(target, draft, prompt=[1], max_new_tokens={n}, gamma={gamma}, "
-                           f"generator)", sub.speculative_generate, target, draft, [1], n, gamma,
+                           f"generator)", sub.speculative_generate, *offered, [1], n, gamma,
                      sub.make(toys.generator, seed))
 
 
@@ -272,7 +272,6 @@ def accepted_histogram(runs: list, prompt: list, gamma: int, what: str) -> list[
     for i, (result, log) in enumerate(runs):
         run = f"{what}: run {i + 1}"
         new = generated_tokens(result, gamma + 1, run)
-        log = score_log(log, run)
         if not log:
             fail(f"{run} made no target.score call")
         if log[0][:len(prompt)] != tuple(prompt) or len(log[0]) != len(prompt) + gamma:

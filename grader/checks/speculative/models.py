@@ -1,20 +1,18 @@
-"""Toy target and draft models for the speculative topic, and a driver that runs many generations in the child.
+"""Toy target and draft models for the speculative topic, served to the submission by the grader.
 
 A toy model is a bigram table: its next-token distribution is the row of the last token (row V for the empty
 prefix), so it is a deterministic function of the prefix. Every row is a multiple of 1/16, exact in float32 and
 float64. The models count their calls; the target also logs the tokens of each `score` call. Tables come in
-pairs (target, draft), built in the child with `sub.make(model, name, "target")`.
-
-Everything here runs in the child, where the submission may have replaced any of it at import time: the driver
-only calls the submission and hands back what it returned; the checks compute every statistic in the grader.
+pairs (target, draft). The models live in the grader (`sub.serve`): the submission calls them through a proxy,
+so it cannot rewrite their counts or logs.
 """
 import functools
-import random
+import operator
 
-import numpy as np
 import torch
 
 V = 4
+MAX_TOKENS = 4096  # far past any check's prompt and output: a longer prefix is the submission's error
 
 # Rows are indexed by the last token; the last row is the empty prefix. Entries are sixteenths.
 MISMATCH_TARGET = [[8, 4, 4, 0], [0, 8, 4, 4], [4, 0, 8, 4], [4, 4, 0, 8], [4, 4, 4, 4]]
@@ -65,24 +63,31 @@ class ToyModel:
 
     def _prefix(self, tokens) -> list[int]:
         """`tokens` (a list, tuple or LongTensor) as a list of ints in the vocabulary."""
+        if len(tokens) > MAX_TOKENS:
+            raise ValueError(f"a prefix of {len(tokens)} tokens is longer than any check asks for")
         tokens = [int(t) for t in (tokens.tolist() if isinstance(tokens, torch.Tensor) else tokens)]
         if any(t < 0 or t >= V for t in tokens):
             raise ValueError(f"tokens must lie in [0, {V}), got {tokens}")
         return tokens
 
     def next_probs(self, tokens) -> torch.Tensor:
-        """The next-token distribution after `tokens`: [V] float64."""
+        """The next-token distribution after `tokens`: [V] float64. A refused call (bad tokens) is not counted."""
+        row = probs_after(self.rows, self._prefix(tokens)).clone()
         self.next_probs_calls += 1
-        return probs_after(self.rows, self._prefix(tokens)).clone()
+        return row
 
     def score(self, tokens, n: int) -> torch.Tensor:
-        """The next-token distributions after each of the last n prefixes of `tokens`: [n, V] float64."""
-        self.score_calls += 1
+        """The next-token distributions after each of the last n prefixes of `tokens`: [n, V] float64.
+
+        A refused call (bad tokens or n) is neither counted nor logged.
+        """
         tokens = self._prefix(tokens)
-        self.score_log.append(tuple(tokens))
-        if not 1 <= int(n) <= len(tokens) + 1:
+        n = operator.index(n)  # TypeError for anything but an integer
+        if not 1 <= n <= len(tokens) + 1:
             raise ValueError(f"n must be in [1, len(tokens) + 1] = [1, {len(tokens) + 1}], got {n}")
-        start = len(tokens) - int(n) + 1
+        self.score_calls += 1
+        self.score_log.append(tuple(tokens))
+        start = len(tokens) - n + 1
         return torch.stack([probs_after(self.rows, tokens[:end]) for end in range(start, len(tokens) + 1)])
 
     @property
@@ -94,25 +99,3 @@ class ToyModel:
 def model(name: str, role: str) -> ToyModel:
     """A fresh toy model (`role` "target" or "draft") of the table pair `name`."""
     return ToyModel(table(name, role))
-
-
-def generate_runs(generate, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int) -> list:
-    """Call `generate` `runs` times, drawing from one generator seeded by `seed`, on fresh toy models of `pair`.
-
-    Returns [(what generate returned, the target's score log)] per run, untouched: this code runs in the child
-    after the submission was imported, which may have replaced it, so it computes nothing the grader relies on.
-    Every count, histogram and comparison is made by the check, in the grader, from these raw outputs.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    out = []
-    for _ in range(runs):
-        target, draft = model(pair, "target"), model(pair, "draft")
-        out.append((generate(target, draft, list(prompt), max_new_tokens, gamma, generator), target.score_log))
-    return out
-
-
-def reseed_globals(seed: int) -> None:
-    """Seed torch's, numpy's and Python's global random number generators (not the generator a call is given)."""
-    torch.manual_seed(seed)
-    np.random.seed(seed)
-    random.seed(seed)

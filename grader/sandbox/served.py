@@ -1,0 +1,45 @@
+"""Grader objects a submission calls through the channel (toy models): the child holds only a proxy.
+
+The object lives in the grader, so its call counts, logs and random streams are the grader's: a submission can
+call it, but cannot reach it to rewrite a counter. Each call comes back as a "callback" frame while the grader
+waits for a reply; its arguments arrive through the allowlisting codec like any other reply.
+"""
+from __future__ import annotations
+
+from grader.sandbox import child
+
+# What a served object may raise back into the child, by name: the errors of a bad argument.
+ANSWERED_ERRORS = ("ValueError", "TypeError", "IndexError")
+
+
+class Served:
+    """`obj`, offered to the submission with the methods it may call (`"__call__"` for a callable model)."""
+
+    def __init__(self, obj, methods: tuple[str, ...], name: str):
+        assert methods and all(isinstance(m, str) for m in methods)
+        self.obj, self.methods, self.name = obj, tuple(methods), name
+
+    def __reduce__(self):
+        return (child.GraderObject, (id(self), self.methods, self.name))
+
+    def answer(self, method: str, args: list, kwargs: dict) -> tuple:
+        """('ok', value) or ('raised', (error name, message)) for one call the submission made."""
+        if method not in self.methods:
+            return "raised", ("AttributeError", f"{self.name} has no method {method!r}")
+        try:
+            return "ok", getattr(self.obj, method)(*args, **kwargs)
+        except (ValueError, TypeError, IndexError) as exc:
+            return "raised", (type(exc).__name__, str(exc))
+
+
+def answer(served: dict[int, Served], payload) -> tuple:
+    """The reply to one callback frame `[ref, method, args, kwargs]` from the child (untrusted)."""
+    if not (isinstance(payload, list) and len(payload) == 4 and isinstance(payload[1], str)
+            and isinstance(payload[2], list) and isinstance(payload[3], dict)
+            and all(isinstance(k, str) for k in payload[3])):
+        return "raised", ("TypeError", "malformed call to a grader object")
+    ref, method, args, kwargs = payload
+    target = served.get(ref) if isinstance(ref, int) else None
+    if target is None:
+        return "raised", ("TypeError", "no such grader object")
+    return target.answer(method, args, kwargs)
