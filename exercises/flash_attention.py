@@ -3,7 +3,8 @@
 Attention computes softmax(q k^T / sqrt(D)) v. The naive way holds the whole [Tq, Tk] score matrix; at 8k
 tokens that is 256 MiB per head in float32. Compute the same result one [block_q, block_k] tile of scores at
 a time, keeping only a few numbers per query between tiles. Do not call
-torch.nn.functional.scaled_dot_product_attention: the grader rejects it.
+torch.nn.functional.scaled_dot_product_attention or any other fused attention operator of PyTorch
+(torch.ops.aten._scaled_dot_product_*, nn.MultiheadAttention): the grader refuses them all.
 
 Shapes: q [B, H, Tq, D]; k and v [B, H, Tk, D]. Causal masking is bottom-right aligned: query i may attend
 to key j only when j <= i + (Tk - Tq), as when decoding with a KV cache (with Tq = 1 the query sees every key).

@@ -110,7 +110,8 @@ class ScorePlugin:
     def sub(self, request):
         result: CheckResult = request.node.stash[RESULT_KEY]
         config = {**self.sandbox_config, "topic": result.topic,
-                  "forbidden": list(getattr(request.module, "FORBIDDEN_CALLS", ()))}
+                  "forbidden": list(getattr(request.module, "FORBIDDEN_CALLS", ())),
+                  "forbidden_operators": list(getattr(request.module, "FORBIDDEN_OPERATORS", ()))}
         submission = Submission(self.pool, config, lambda name: self.signature_of(result.topic, name))
         yield submission
         result.isolation = submission.isolation

@@ -20,17 +20,13 @@ import numpy as np
 import numpy.random  # noqa: F401 - imported lazily by numpy, which a child may no longer be able to read
 import torch
 
-from grader.sandbox import codec, walls
+from grader.sandbox import codec, forbidden, walls
 
 BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
 CALLBACK_ERRORS = {e.__name__: e for e in (ValueError, TypeError, IndexError, AttributeError)}
 
 _channel: socket.socket | None = None  # the socket to the grader, for calls to served objects
 _factories: dict[str, object] = {}  # what `make` may run, taken before the submission could replace any of it
-
-
-class ForbiddenCall(RuntimeError):
-    """Raised in place of a library call that an exercise must not use."""
 
 
 class _ImportBlocker(importlib.abc.MetaPathFinder):
@@ -152,17 +148,6 @@ def seed_globals(seed: int) -> None:
     random.seed(seed)
 
 
-def forbid(dotted: str) -> None:
-    """Replace module attribute `dotted` with a function that raises ForbiddenCall."""
-    module_name, _, attr = dotted.rpartition(".")
-    module = importlib.import_module(module_name)
-
-    def forbidden(*args, **kwargs):
-        raise ForbiddenCall(f"{dotted} may not be used in this exercise")
-
-    setattr(module, attr, forbidden)
-
-
 def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> None:
     """Finish the walls, import the submission, then answer requests until the grader closes the socket.
 
@@ -191,7 +176,9 @@ def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> No
     submission_dir = os.path.realpath(config["submission_dir"])
     try:
         for dotted in config.get("forbidden", ()):
-            forbid(dotted)
+            forbidden.forbid(dotted)
+        for pattern in config.get("forbidden_operators", ()):
+            forbidden.forbid_operators(pattern)
         module = _import_submission(submission_dir, config["topic"])
     except BaseException as exc:  # noqa: BLE001 - anything the import does is reported, not raised
         send(sock, codec.encode(("import_error", describe_exception(exc, submission_dir))))
