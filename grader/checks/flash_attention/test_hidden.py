@@ -32,28 +32,28 @@ def expect_random_tiled(sub, rng: torch.Generator, dtype: torch.dtype, causal: b
     expect_attention(result, case, sub.last_call, dtype)
 
 
-@check("random_float32", points=3, hint="tiled_attention",
+@check("random_float32", points=12, hint="tiled_attention",
        title="tiled_attention matches exact attention on random float32 shapes, tiles and masks")
 def test_random_float32(sub, rng):
     for _ in range(16):
         expect_random_tiled(sub, rng, torch.float32, causal=pick(rng, [False, True]))
 
 
-@check("random_decode", points=2, hint="tiled_attention",
+@check("random_decode", points=8, hint="tiled_attention",
        title="causal tiled_attention with a few queries against a longer cache (bottom-right alignment)")
 def test_random_decode(sub, rng):
     for _ in range(10):
         expect_random_tiled(sub, rng, torch.float32, causal=True, max_tq=4)
 
 
-@check("random_low_precision", points=2, hint="tiled_attention",
+@check("random_low_precision", points=8, hint="tiled_attention",
        title="tiled_attention on random float16 and bfloat16 inputs, within calibrated tolerances")
 def test_random_low_precision(sub, rng):
     for _ in range(10):
         expect_random_tiled(sub, rng, pick(rng, [torch.float16, torch.bfloat16]), causal=pick(rng, [False, True]))
 
 
-@check("random_large_scores", points=2, hint="tiled_attention",
+@check("random_large_scores", points=7, hint="tiled_attention",
        title="random rows of scores up to +-1000: o and lse stay finite and exact")
 def test_random_large_scores(sub, rng):
     for _ in range(8):
@@ -71,7 +71,7 @@ def test_random_large_scores(sub, rng):
         expect_attention(result, case, sub.last_call, torch.float32)
 
 
-@check("random_memory_bytes", points=1, hint="attention_memory_bytes",
+@check("random_memory_bytes", points=7, hint="attention_memory_bytes",
        title="attention_memory_bytes on random sizes (tiles no larger than the sequence)")
 def test_random_memory_bytes(sub, rng):
     ref = reference("flash_attention")
@@ -85,7 +85,7 @@ def test_random_memory_bytes(sub, rng):
         expect_equal(picked, want, sub.last_call)
 
 
-@check("random_triton", points=2, hint="flash_attention_triton",
+@check("random_triton", points=7, hint="flash_attention_triton",
        title="flash_attention_triton on random small float16 shapes, causal or not")
 def test_random_triton(sub, rng):
     require("triton", "gpu")

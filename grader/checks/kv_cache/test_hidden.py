@@ -69,21 +69,21 @@ def expect_reference(sub, fn: str, config: dict, **kwargs) -> None:
     expect_count(getattr(sub, fn)(config, **kwargs), expected, call_text(fn, repr(config), **kwargs), wrong)
 
 
-@check("random_gqa_bytes_per_token", points=2, hint="kv_bytes_per_token",
+@check("random_gqa_bytes_per_token", points=13, hint="kv_bytes_per_token",
        title="kv_bytes_per_token on random MHA/GQA/MQA configs, with and without head_dim")
 def test_random_gqa_bytes_per_token(sub, rng):
     for _ in range(CASES):
         expect_reference(sub, "kv_bytes_per_token", gqa_config(rng), dtype_bytes=pick(rng, [1, 2, 4]))
 
 
-@check("random_mla_bytes_per_token", points=2, hint="kv_bytes_per_token",
+@check("random_mla_bytes_per_token", points=13, hint="kv_bytes_per_token",
        title="kv_bytes_per_token on random MLA configs")
 def test_random_mla_bytes_per_token(sub, rng):
     for _ in range(CASES):
         expect_reference(sub, "kv_bytes_per_token", mla_config(rng), dtype_bytes=pick(rng, [1, 2, 4]))
 
 
-@check("random_cache_bytes", points=2, hint="kv_cache_bytes",
+@check("random_cache_bytes", points=9, hint="kv_cache_bytes",
        title="kv_cache_bytes on random configs, lengths, batches and dtypes")
 def test_random_cache_bytes(sub, rng):
     for _ in range(CASES):
@@ -91,7 +91,7 @@ def test_random_cache_bytes(sub, rng):
                          batch=between(rng, 1, 64), dtype_bytes=pick(rng, [1, 2, 4]))
 
 
-@check("random_sliding_window", points=2, hint="kv_cache_bytes",
+@check("random_sliding_window", points=9, hint="kv_cache_bytes",
        title="kv_cache_bytes with sliding windows below, at and above the sequence length")
 def test_random_sliding_window(sub, rng):
     for _ in range(CASES):
@@ -100,7 +100,7 @@ def test_random_sliding_window(sub, rng):
                          batch=between(rng, 1, 32))
 
 
-@check("random_max_concurrent", points=2, hint="max_concurrent_sequences",
+@check("random_max_concurrent", points=14, hint="max_concurrent_sequences",
        title="max_concurrent_sequences on random GPUs, weights and reserved memory, including no room at all")
 def test_random_max_concurrent(sub, rng):
     ref = reference("kv_cache")

@@ -11,7 +11,7 @@ from grader.checks.paged_kv.cases import expect_attention, expected_outputs, pag
 from grader.engine import check, expect_equal, reference
 
 
-@check("allocator_state_machine_random", points=3, hint="BlockAllocator",
+@check("allocator_state_machine_random", points=26, hint="BlockAllocator",
        title="random appends, forks and frees on larger pools: sequences read back their tokens, blocks are conserved")
 def test_allocator_state_machine_random(sub, seed):
     run_allocator_machine(sub, seed, max_blocks=6, max_block_size=4, examples=25, steps=16)
@@ -34,7 +34,7 @@ def attention_specs(draw) -> dict:
     }
 
 
-@check("attention_random", points=2, hint="paged_attention",
+@check("attention_random", points=14, hint="paged_attention",
        title="paged_attention equals dense attention on random ragged, GQA, low-precision cases")
 @settings(max_examples=25, deadline=None)
 @given(spec=attention_specs(), tensor_seed=st.integers(0, 2**31 - 1))
@@ -43,7 +43,7 @@ def test_attention_random(sub, spec, tensor_seed):
     expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))
 
 
-@check("reservation_random", points=1, hint="reservation_waste",
+@check("reservation_random", points=7, hint="reservation_waste",
        title="reservation_waste on random batches matches the reference")
 @settings(max_examples=40, deadline=None)
 @given(max_len=st.integers(1, 4096), block_size=st.integers(1, 64), data=st.data())

@@ -20,7 +20,7 @@ def related_prompt(r: random.Random, bases: list) -> list:
     return base[:r.randint(0, len(base))] + random_tokens(r, 0, 12)
 
 
-@check("random_block_hashes", points=2, hint="block_hashes",
+@check("random_block_hashes", points=12, hint="block_hashes",
        title="block_hashes on random prompts: one hash per full block, a change shows from its block on")
 def test_random_block_hashes(sub, seed):
     r = random.Random(seed)
@@ -70,7 +70,7 @@ def random_ops(r: random.Random, capacity_blocks: int, block_size: int) -> list:
     return ops
 
 
-@check("random_prefix_cache", points=3, hint="PrefixCache",
+@check("random_prefix_cache", points=24, hint="PrefixCache",
        title="PrefixCache on random inserts and matches of related prompts, with evictions")
 def test_random_prefix_cache(sub, seed):
     r = random.Random(seed)
@@ -82,7 +82,7 @@ def test_random_prefix_cache(sub, seed):
         expect_matches(sub.PrefixCache(capacity_blocks, block_size), capacity_blocks, block_size, ops, expected)
 
 
-@check("random_hit_leaves_last_token", points=1, hint="PrefixCache",
+@check("random_hit_leaves_last_token", points=7, hint="PrefixCache",
        title="PrefixCache.match of random cached prompts never covers the last token")
 def test_random_hit_leaves_last_token(sub, seed):
     r = random.Random(seed)
@@ -98,7 +98,7 @@ def test_random_hit_leaves_last_token(sub, seed):
         expect_matches(sub.PrefixCache(64, block_size), 64, block_size, ops, expected, wrong)
 
 
-@check("random_cacheable_prefix", points=2, hint="cacheable_prefix",
+@check("random_cacheable_prefix", points=5, hint="cacheable_prefix",
        title="cacheable_prefix on random prompt pairs, block sizes and minimum lengths")
 def test_random_cacheable_prefix(sub, seed):
     r = random.Random(seed)
@@ -133,7 +133,7 @@ def random_session(r: random.Random) -> list:
     return turns
 
 
-@check("random_session_cost", points=2, hint="session_cost",
+@check("random_session_cost", points=12, hint="session_cost",
        title="session_cost on random multi-turn sessions, prices, block sizes and minimum lengths")
 def test_random_session_cost(sub, seed):
     r = random.Random(seed)

@@ -83,7 +83,7 @@ def label(kind: str, logits: torch.Tensor) -> str:
     return f"{kind} {str(logits.dtype).removeprefix('torch.')} logits {list(logits.shape)}"
 
 
-@check("apply_temperature_random", points=2, hint="apply_temperature",
+@check("apply_temperature_random", points=7, hint="apply_temperature",
        title="apply_temperature matches logits / temperature on random logits of every dtype")
 def test_apply_temperature_random(sub, rng):
     ref = reference("sampling")
@@ -116,7 +116,7 @@ def test_bad_arguments_random(sub, rng):
         expect_names(sub.filtered_probs, ("top_p", "p"), f"filtered_probs(logits, top_p={p})", logits, top_p=p)
 
 
-@check("top_k_random", points=2, hint="top_k_filter",
+@check("top_k_random", points=12, hint="top_k_filter",
        title="top_k_filter matches the reference on random logits with ties, -inf and extreme values")
 def test_top_k_random(sub, rng):
     ref = reference("sampling")
@@ -130,7 +130,7 @@ def test_top_k_random(sub, rng):
     fail_on(problems, ("top_k_drops_ties",))
 
 
-@check("top_p_random", points=3, hint="top_p_filter",
+@check("top_p_random", points=19, hint="top_p_filter",
        title="top_p_filter keeps an accepted nucleus on random logits, ties and boundary cases included")
 def test_top_p_random(sub, rng):
     ref = reference("sampling")
@@ -145,7 +145,7 @@ def test_top_p_random(sub, rng):
     fail_on(problems, TOP_P_IDS)
 
 
-@check("filtered_probs_random", points=3, hint="filtered_probs",
+@check("filtered_probs_random", points=13, hint="filtered_probs",
        title="filtered_probs matches the reference pipeline on random logits, temperatures, k and p")
 def test_filtered_probs_random(sub, rng):
     ref = reference("sampling")
@@ -169,7 +169,7 @@ def test_filtered_probs_random(sub, rng):
     fail_on(problems, FILTERED_PROBS_IDS)
 
 
-@check("sample_random", points=2, hint="sample",
+@check("sample_random", points=5, hint="sample",
        title="sample picks the exponential-race winner on random distributions, never a probability-0 token")
 def test_sample_random(sub, rng):
     for _ in range(CASES):
@@ -183,7 +183,7 @@ def test_sample_random(sub, rng):
                     f"sample({kind} {str(dtype).removeprefix('torch.')} probs {list(probs.shape)}, noise)")
 
 
-@check("greedy_random", points=1, hint="greedy",
+@check("greedy_random", points=3, hint="greedy",
        title="greedy matches the reference argmax (lowest index on ties) on random logits of every dtype")
 def test_greedy_random(sub, rng):
     ref = reference("sampling")

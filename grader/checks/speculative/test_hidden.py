@@ -5,8 +5,8 @@ import math
 import torch
 
 from grader.checks.speculative.distribution import expect_target_distribution
-from grader.checks.speculative.expect import (expect_all_accepted, expect_one_target_call, expect_stats_add_up,
-                                              expect_tokens, generate, verify_text)
+from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
+                                              expect_stats_add_up, expect_tokens, generate, verify_text)
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.checks.speculative.models import TABLES
 from grader.engine import check, expect_type, fail, reference
@@ -74,7 +74,7 @@ def expect_verify_case(sub, ref, case: tuple, dtype=torch.float64) -> None:
                   verify_predictions(ref, draft, q, p, u, noise))
 
 
-@check("verify_random_cases", points=3, hint="verify",
+@check("verify_random_cases", points=18, hint="verify",
        title="verify agrees with the reference on random drafts, including q = 0 drafts and exact ties")
 def test_verify_random_cases(sub, rng):
     ref = reference("speculative")
@@ -82,7 +82,7 @@ def test_verify_random_cases(sub, rng):
         expect_verify_case(sub, ref, random_case(ref, rng))
 
 
-@check("verify_float32_inputs", points=1, hint="verify",
+@check("verify_float32_inputs", points=6, hint="verify",
        title="verify gives the same answers for float32 distributions, uniforms and noise")
 def test_verify_float32_inputs(sub, rng):
     ref = reference("speculative")
@@ -90,7 +90,7 @@ def test_verify_float32_inputs(sub, rng):
         expect_verify_case(sub, ref, random_case(ref, rng), torch.float32)
 
 
-@check("formulas_random_arguments", points=2, hint="expected_tokens_per_iteration",
+@check("formulas_random_arguments", points=5, hint="expected_tokens_per_iteration",
        title="expected_tokens_per_iteration and expected_speedup agree with the reference on random arguments")
 def test_formulas_random_arguments(sub, rng):
     ref = reference("speculative")
@@ -106,7 +106,34 @@ def test_formulas_random_arguments(sub, rng):
                 fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
 
 
-@check("generate_distribution_fresh_seed", points=3, hint="speculative_generate",
+def random_speedup_arguments(rng: torch.Generator, i: int) -> tuple:
+    """(alpha, gamma, c): the edges alpha = 0 or 1, gamma = 0 and c = 0 first, then random ones up to c = 3."""
+    alpha = (0.0, 1.0, 1.0, 0.5)[i] if i < 4 else round(float(torch.rand((), generator=rng)), 6)
+    gamma = (3, 0, 5, 4)[i] if i < 4 else int(torch.randint(0, 13, (), generator=rng))
+    c = (0.25, 0.5, 0.0, 1.0)[i] if i < 4 else round(3 * float(torch.rand((), generator=rng)), 6)
+    return alpha, gamma, c
+
+
+@check("expected_speedup_random", points=5, hint="expected_speedup",
+       title="expected_speedup agrees with the reference on random arguments and rejects random bad ones")
+def test_expected_speedup_random(sub, rng):
+    ref = reference("speculative")
+    for i in range(24):
+        args = random_speedup_arguments(rng, i)
+        expected, what = ref.expected_speedup(*args), f"expected_speedup{args}"
+        actual = expect_type(sub.expected_speedup(*args), (float, int), what)
+        if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+            fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+    for _ in range(4):
+        alpha, gamma, c = random_speedup_arguments(rng, 4)
+        low = round(-float(torch.rand((), generator=rng)) - 1e-3, 6)
+        for name, args in (("alpha", (1 - low, gamma, c)), ("alpha", (low, gamma, c)),
+                           ("gamma", (alpha, -int(torch.randint(1, 5, (), generator=rng)), c)),
+                           ("c", (alpha, gamma, low))):
+            expect_names(name, f"expected_speedup{args}", sub.expected_speedup, *args)
+
+
+@check("generate_distribution_fresh_seed", points=16, hint="speculative_generate",
        title="speculative_generate's first tokens follow the target's distribution, for a fresh seed and prompt")
 def test_generate_distribution_fresh_seed(sub, seed):
     # The public test with a fresh generator seed and prompt token (the toy rows are shifts of each other, so the
@@ -114,7 +141,7 @@ def test_generate_distribution_fresh_seed(sub, seed):
     expect_target_distribution(sub, [seed % 4], seed)
 
 
-@check("generate_random_settings", points=2, hint="speculative_generate",
+@check("generate_random_settings", points=12, hint="speculative_generate",
        title="speculative_generate keeps its stats, one target call per iteration, on random settings")
 def test_generate_random_settings(sub, rng, seed):
     for run_seed in range(seed, seed + 6):

@@ -50,7 +50,7 @@ def random_events(r: random.Random) -> list:
     return events
 
 
-@check("random_prefill", points=2, hint="prefill_seconds",
+@check("random_prefill", points=12, hint="prefill_seconds",
        title="prefill_seconds on random models, GPUs, prompt lengths and cached prefixes")
 def test_random_prefill(sub, seed):
     r = random.Random(seed)
@@ -64,7 +64,7 @@ def test_random_prefill(sub, seed):
                        call_text("prefill_seconds", model, hw, new_tokens, cached_tokens), {})
 
 
-@check("random_decode_step", points=2, hint="decode_step_seconds",
+@check("random_decode_step", points=7, hint="decode_step_seconds",
        title="decode_step_seconds on random models, GPUs and batches, memory- and compute-bound")
 def test_random_decode_step(sub, seed):
     r = random.Random(seed)
@@ -79,7 +79,7 @@ def test_random_decode_step(sub, seed):
                        misconception_values(ref, "decode_step_seconds", model, hw, context_lens))
 
 
-@check("random_sessions", points=3, hint="session_timeline",
+@check("random_sessions", points=31, hint="session_timeline",
        title="session_timeline of random agent sessions, with and without a prefix cache")
 def test_random_sessions(sub, seed):
     r = random.Random(seed)
