@@ -1,0 +1,77 @@
+"""The statistical checks of sample_decode: first-token frequencies, and sampling leaving the loop.
+
+First tokens. RUNS calls of sample_decode(model, prompt, 1, generator, temperature=0.6, top_k=4, top_p=0.85)
+share one generator seeded by the check; the model returns the logits SAMPLE_LOGITS (cases.py), permuted by the
+check, after any prefix. The filtered law is [0.465, 0.333, 0.202, 0, 0, 0] (in the logits' order). Each count
+is exactly Binomial(RUNS, law), and `binomial.intervals` gives each of the 3 cells of positive probability an
+interval it leaves with probability <= 1e-6 / 3, split between the tails: by the union bound a correct submission
+fails with probability <= 1e-6 for any seed, prompt and permutation; tokens of probability 0 fail on one draw.
+Sizing, with RUNS = 150 (tests/topics/test_decoding.py recomputes every figure): a sampler that
+  - ignores the temperature draws [0.336, 0.275, 0.204, 0.185, 0, 0] and passes with probability <= 5.1e-14;
+  - skips top-k, skips top-p, or applies the temperature after the filters keeps the fourth token
+    ([0.397, 0.284, 0.173, 0.146, 0, 0]) and passes with probability <= 5.2e-11;
+  - picks the most likely token every time passes with probability 0;
+so each is caught with probability > 1 - 1e-6. 150 runs cost about two model round trips each.
+
+Leaving the loop. LOOP_RUNS calls of sample_decode on the loop model (models.py) from "I think that", 12 new
+tokens at temperature 1: one run repeats "I think that" four times with probability (0.5 * 0.95 * 0.95)**4 =
+0.0415, so all LOOP_RUNS = 6 runs do with probability 0.0415**6 < 6e-9: a correct sampler leaves the loop in some
+run except with probability < 1e-6, and a sampler that always takes the likeliest word never does.
+"""
+import torch
+
+from grader import toys
+from grader.checks.decoding.cases import SAMPLE_LOGITS, SAMPLE_SETTINGS, constant_model
+from grader.checks.decoding.expect import decoded, offer
+from grader.checks.speculative.binomial import intervals, outside
+from grader.engine import fail, reference
+
+RUNS = 150
+LOOP_RUNS = 6
+FALSE_FAIL = 1e-6
+
+
+def sample_law(order: list[int]) -> torch.Tensor:
+    """The filtered first-token law when token order[i] gets SAMPLE_LOGITS[i]: [V] float64."""
+    logits = torch.empty(len(order), dtype=torch.float64)
+    logits[order] = torch.tensor(SAMPLE_LOGITS, dtype=torch.float64)
+    return reference("decoding").filtered_law(logits.tolist(), **SAMPLE_SETTINGS)
+
+
+def permuted_logits(order: list[int]) -> list[float]:
+    """SAMPLE_LOGITS placed so that token order[i] gets SAMPLE_LOGITS[i]."""
+    logits = [0.0] * len(order)
+    for i, token in enumerate(order):
+        logits[token] = SAMPLE_LOGITS[i]
+    return logits
+
+
+def first_token_counts(sub, prompt: list, order: list[int], seed: int, what: str) -> list[int]:
+    """How often each token came first in RUNS sample_decode calls sharing one generator seeded by `seed`."""
+    sub.set_timeout(30)
+    generator, counts = sub.make(toys.generator, seed), [0] * len(order)
+    for i in range(RUNS):
+        model = offer(sub, constant_model(permuted_logits(order)))
+        tokens, _ = decoded(sub.sample_decode(model, list(prompt), 1, generator, **SAMPLE_SETTINGS),
+                            f"{what}: run {i + 1}")
+        if len(tokens) != 1 or not 0 <= tokens[0] < len(order):
+            fail(f"{what}: run {i + 1} returned {tokens}, expected one token id in [0, {len(order)})")
+        counts[tokens[0]] += 1
+    return counts
+
+
+def expect_filtered_law(sub, prompt: list, order: list[int], seed: int) -> None:
+    """Fail unless the first tokens of RUNS runs pass the exact per-token binomial test against the law."""
+    logits = permuted_logits(order)
+    what = (f"{RUNS} runs of sample_decode(model, prompt={prompt}, max_new_tokens=1, generator, temperature=0.6, "
+            f"top_k=4, top_p=0.85) with logits {logits}")
+    counts = first_token_counts(sub, prompt, order, seed, what)
+    law = sample_law(order)                                                   # law: [V]
+    bounds = intervals(RUNS, law, FALSE_FAIL)                                 # bounds: [V, 2]
+    bad = outside(counts, bounds)
+    if bad:
+        shown = ", ".join(f"token {t}: {counts[t]} (expected {bounds[t, 0]}..{bounds[t, 1]}, probability "
+                          f"{law[t].item():.3f})" for t in bad)
+        fail(f"{what}: first-token counts {counts} are not those of the filtered distribution "
+             f"{[round(p, 3) for p in law.tolist()]}; out of range: {shown}. A correct sampler fails this with "
+             f"probability < 1e-6")

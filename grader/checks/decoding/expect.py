@@ -1,0 +1,121 @@
+"""How decoding checks offer models, read back what the submission returned, compare it with the expected answer
+and name the misconception a wrong answer shows."""
+import math
+
+import torch
+
+from grader.checks.speculative.expect import expect_names  # noqa: F401 - re-exported for the decoding checks
+from grader.engine import expect_close, fail
+from grader.engine.checks import type_name
+
+FINISH_REASONS = ("eos", "stop", "length")
+STATUSES = ("complete", "truncated", "invalid")
+# Beam scores: a submission may compute log-probabilities in float32 (about 1e-7 relative per token).
+SCORE_ATOL, SCORE_RTOL = 1e-5, 1e-5
+
+
+def offer(sub, model):
+    """The model as the submission receives it: a proxy whose calls run here, in the grader."""
+    return sub.serve(model, ("__call__",), "model")
+
+
+def token_list(value, what: str) -> list[int]:
+    """`value` as a list of ints (a 1-D integer tensor is accepted), or the check fails."""
+    if isinstance(value, torch.Tensor) and value.dim() == 1 and not value.is_floating_point():
+        value = value.tolist()
+    if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
+        fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")
+    return list(value)
+
+
+def decoded(value, what: str) -> tuple[list[int], str]:
+    """(tokens, finish_reason) from what a decode function returned, after checking their form."""
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        fail(f"{what} returned {type_name(value)} {str(value)[:80]}, expected a (tokens, finish_reason) pair")
+    tokens, reason = token_list(value[0], what), value[1]
+    if reason not in FINISH_REASONS:
+        fail(f"{what} returned finish_reason {str(reason)[:40]!r}, expected one of {list(FINISH_REASONS)}")
+    return tokens, reason
+
+
+def expect_decoded(value, expected: tuple, what: str, stop=()) -> None:
+    """The submission's (tokens, finish_reason) must equal the expected pair; stop tokens left in are named."""
+    tokens, reason = decoded(value, what)
+    want_tokens, want_reason = list(expected[0]), expected[1]
+    if (tokens, reason) == (want_tokens, want_reason):
+        return
+    kept_stop = want_reason == "stop" and any(tokens == want_tokens + list(s) for s in stop)
+    fail(f"{what}: expected ({want_tokens}, {want_reason!r}), got ({tokens}, {reason!r})"
+         + (": the stop sequence's tokens are still in the output" if kept_stop else ""),
+         "stop_tokens_in_output" if kept_stop else None)
+
+
+def beams(value, what: str) -> list[tuple[list[int], float]]:
+    """[(tokens, score)] from what beam_search returned, after checking their form."""
+    if not isinstance(value, (list, tuple)):
+        fail(f"{what} returned {type_name(value)}, expected a list of (tokens, score) pairs")
+    out = []
+    for i, beam in enumerate(value):
+        if not (isinstance(beam, (tuple, list)) and len(beam) == 2):
+            fail(f"{what} returned {type_name(beam)} {str(beam)[:60]} at position {i}, expected (tokens, score)")
+        score = beam[1].item() if isinstance(beam[1], torch.Tensor) and beam[1].numel() == 1 else beam[1]
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
+            fail(f"{what} returned score {str(beam[1])[:40]} at position {i}, expected a float")
+        out.append((token_list(beam[0], f"{what} at position {i}"), float(score)))
+    return out
+
+
+def beam_text(found: list) -> str:
+    """Beams as `[tokens] score` lines for a message (at most 6)."""
+    lines = [f"{tokens} {score:.6f}" for tokens, score in found[:6]]
+    return "; ".join(lines) + (f"; ... ({len(found)} in all)" if len(found) > 6 else "")
+
+
+def same_beams(found: list, expected: list) -> bool:
+    """The same sequences in the same order with scores within the tolerance."""
+    return len(found) == len(expected) and all(
+        t == list(te) and math.isclose(s, se, rel_tol=SCORE_RTOL, abs_tol=SCORE_ATOL)
+        for (t, s), (te, se) in zip(found, expected))
+
+
+def expect_beams(value, expected: list, what: str, unnormalised: list | None = None) -> None:
+    """beam_search's answer must equal `expected`; `unnormalised` is the answer without length normalisation."""
+    found = beams(value, what)
+    if same_beams(found, expected):
+        return
+    no_norm = unnormalised is not None and same_beams(found, unnormalised)
+    fail(f"{what}: expected [{beam_text(expected)}], got [{beam_text(found)}]"
+         + (" (the scores are summed log-probabilities, not divided by length ** length_penalty)" if no_norm
+            else ""), "beam_no_length_norm" if no_norm else None)
+
+
+def sign_blind(logits: torch.Tensor, seen_rows: list, penalty: float) -> torch.Tensor:
+    """What dividing every seen token's logit by the penalty, whatever its sign, gives (the misconception)."""
+    out = logits.to(torch.float64).clone().reshape(-1, logits.shape[-1])
+    for r, seen in enumerate(seen_rows):
+        ids = sorted(set(seen))
+        out[r, ids] = out[r, ids] / penalty
+    return out.reshape(logits.shape)
+
+
+def expect_penalized(actual, expected: torch.Tensor, logits: torch.Tensor, seen_rows: list, penalty: float,
+                     what: str) -> None:
+    """apply_repetition_penalty's answer must match the expected logits (to the input dtype's rounding)."""
+    rtol = 1e-12 if logits.dtype == torch.float64 else 4 * torch.finfo(logits.dtype).eps
+    expect_close(actual, expected.to(logits.dtype), what, atol=0.0, rtol=rtol,
+                 misconceptions={"repetition_penalty_sign": sign_blind(logits, seen_rows, penalty)})
+
+
+def status_misconception(got: str, expected: str, structural: str) -> str | None:
+    """The misconception a wrong completion_status shows; `structural` is the answer with finish_reason "stop"."""
+    if expected != "truncated" or got != "complete":
+        return None
+    return "length_finish_as_complete" if structural == "complete" else "truncated_code_as_complete"
+
+
+def expect_status(actual, expected: str, structural: str, what: str) -> None:
+    """completion_status must return `expected`."""
+    if actual not in STATUSES:
+        fail(f"{what} returned {type_name(actual)} {str(actual)[:40]!r}, expected one of {list(STATUSES)}")
+    if actual != expected:
+        fail(f"{what}: expected {expected!r}, got {actual!r}", status_misconception(actual, expected, structural))

@@ -1,0 +1,175 @@
+"""Toy language models for the decoding checks, served to the submission by the grader (`sub.serve`).
+
+A model is called as `model(tokens)` with the prompt followed by the tokens generated so far and returns the
+next-token logits: a [V] float64 tensor. Each model checks what it is given (a list of ints in its vocabulary, at
+most MAX_TOKENS long), counts the calls it accepted and logs their prefixes, all here in the grader:
+- `NGramModel`: seeded random logits that depend on the last `order - 1` tokens;
+- `PrefixModel`: seeded random logits for every whole prefix (beam search: sums never tie exactly);
+- `ScriptModel`: after the prompt and k new tokens, a scripted k-th token (one-hot when `low` is very negative);
+- `LOOP_WORDS` / `loop_model()`: a word bigram whose most probable continuation repeats itself;
+- `CODE_PIECES` / `code_model()`: a model that writes a fenced Python function, then eos.
+"""
+import math
+
+import torch
+
+MAX_TOKENS = 512        # far past any check's prompt and output: a longer prefix is the submission's error
+MAX_LOG = 20_000        # prefixes kept per model
+ONE_HOT_LOW = -1e4      # exp(-1e4 / T) is exactly 0 in float32 and float64 for every temperature a check uses
+
+
+class ServedModel:
+    """The checked, counted `model(tokens) -> logits` call; subclasses say what the logits are."""
+
+    vocab: int
+
+    def __call__(self, tokens) -> torch.Tensor:
+        """The next-token logits after `tokens`: [V] float64. A refused call is neither counted nor logged."""
+        tokens = self.accepted(tokens)
+        logits = self.logits_after(tokens).clone()
+        self.calls = getattr(self, "calls", 0) + 1
+        log = self.__dict__.setdefault("prefixes", [])
+        if len(log) < MAX_LOG:
+            log.append(tuple(tokens))
+        return logits
+
+    def accepted(self, tokens) -> list[int]:
+        """`tokens` as a list of ints in the vocabulary; TypeError or ValueError otherwise."""
+        if isinstance(tokens, torch.Tensor) and tokens.dim() == 1 and not tokens.is_floating_point():
+            tokens = tokens.tolist()
+        if not isinstance(tokens, (list, tuple)):
+            raise TypeError(f"model(tokens) takes a list of token ids, got {type(tokens).__name__}")
+        if len(tokens) > MAX_TOKENS:
+            raise ValueError(f"a prefix of {len(tokens)} tokens is longer than any check asks for")
+        if not all(type(t) is int for t in tokens):
+            raise TypeError(f"token ids must be Python ints, got {[type(t).__name__ for t in tokens][:8]}")
+        if any(not 0 <= t < self.vocab for t in tokens):
+            raise ValueError(f"token ids must lie in [0, {self.vocab}), got {list(tokens)[:40]}")
+        return list(tokens)
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class NGramModel(ServedModel):
+    """Seeded random logits (standard normal times `scale`) for each context of the last order - 1 tokens.
+
+    Contexts shorter than order - 1 are padded on the left with a start symbol (index V).
+    """
+
+    def __init__(self, vocab: int, order: int, seed: int, scale: float = 2.0):
+        self.vocab, self.order = vocab, order
+        rng = torch.Generator().manual_seed(seed)
+        contexts = (vocab + 1) ** (order - 1)
+        self.table = torch.randn(contexts, vocab, generator=rng, dtype=torch.float64) * scale  # [contexts, V]
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        context = ([self.vocab] * (self.order - 1) + tokens)[len(tokens):] if self.order > 1 else []
+        row = 0
+        for t in context:
+            row = row * (self.vocab + 1) + t
+        return self.table[row]
+
+
+class PrefixModel(ServedModel):
+    """Seeded random logits (standard normal times `scale`) for every whole prefix: no two different sequences
+    share their steps' log-probabilities, so their sums never tie exactly."""
+
+    def __init__(self, vocab: int, seed: int, scale: float = 2.0):
+        self.vocab, self.seed, self.scale = vocab, seed, scale
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        key = self.seed
+        for t in tokens:
+            key = (key * (self.vocab + 1) + t + 1) % (2**61 - 1)
+        rng = torch.Generator().manual_seed(key)
+        return torch.randn(self.vocab, generator=rng, dtype=torch.float64) * self.scale
+
+
+class ScriptModel(ServedModel):
+    """After the prompt and k new tokens, logit 0 for script[k] (the last script token once past its end) and
+    `low` for every other token. The model must be given the prompt first: anything else is a ValueError."""
+
+    def __init__(self, vocab: int, prompt: list[int], script: list[int], low: float = ONE_HOT_LOW):
+        self.vocab, self.prompt, self.script, self.low = vocab, list(prompt), list(script), low
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        if tokens[:len(self.prompt)] != self.prompt:
+            raise ValueError(f"model(tokens) must get the prompt {self.prompt} followed by the new tokens, "
+                             f"got {tokens[:40]}")
+        k = min(len(tokens) - len(self.prompt), len(self.script) - 1)
+        logits = torch.full((self.vocab,), self.low, dtype=torch.float64)
+        logits[self.script[k]] = 0.0
+        return logits
+
+
+class BigramModel(ServedModel):
+    """Logits that depend on the last token only: row t of `table` after token t, row V for an empty prefix."""
+
+    def __init__(self, table: torch.Tensor):
+        self.vocab, self.table = table.shape[1], table
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        return self.table[tokens[-1] if tokens else self.vocab]
+
+
+# --- the loop ------------------------------------------------------------------------------------------------
+
+LOOP_WORDS = ["<eos>", "I", "think", "that", "the", "answer", "is", "42", "."]
+# Next-word probabilities after each word (the rest of the row shares what is left equally). "I think that I
+# think that ..." is the likeliest way on: each round of three words has probability 0.5 * 0.95 * 0.95 = 0.451,
+# 0.767 per word, while the answer "the answer is 42 . <eos>" has 0.35 * 0.8**5 = 0.115, 0.697 per word. The
+# logits are the log-probabilities: all negative, as a log_softmax gives them.
+LOOP_NEXT = {
+    "<eos>": {"I": 0.9},
+    "I": {"think": 0.95},
+    "think": {"that": 0.95},
+    "that": {"I": 0.5, "the": 0.35},
+    "the": {"answer": 0.8},
+    "answer": {"is": 0.8},
+    "is": {"42": 0.8},
+    "42": {".": 0.8},
+    ".": {"<eos>": 0.8},
+}
+
+
+def loop_table() -> torch.Tensor:
+    """[V + 1, V] logits of the loop model (row V: the empty prefix, like after <eos>)."""
+    vocab = len(LOOP_WORDS)
+    rows = []
+    for word in LOOP_WORDS + ["<eos>"]:
+        named = LOOP_NEXT[word]
+        rest = (1 - sum(named.values())) / (vocab - len(named))
+        probs = [named.get(w, rest) for w in LOOP_WORDS]
+        rows.append([math.log(p) for p in probs])
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+def loop_model() -> BigramModel:
+    """A fresh loop model."""
+    return BigramModel(loop_table())
+
+
+def words(tokens: list[int]) -> str:
+    """Loop-model tokens as words."""
+    return " ".join(LOOP_WORDS[t] for t in tokens)
+
+
+# --- the code writer -------------------------------------------------------------------------------------
+
+CODE_PIECES = ["<eos>", "Sure, here is the function:\n\n", "```python\n", "def", " mean", "(", "values", ")", ":",
+               "\n", "    ", '"""', "Average of a list.", "if", " not", " values", "return", " 0.0", " sum",
+               " /", " len", "```", "\n\nIt returns 0.0 for an empty list.", "        "]
+# The answer the code model writes, piece by piece (greedy follows it; the other pieces share little mass).
+CODE_SCRIPT = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 11, 9, 10, 13, 14, 15, 8, 9, 23, 16, 17, 9, 10, 16, 18,
+               5, 6, 7, 19, 20, 5, 6, 7, 9, 21, 22, 0]
+
+
+def code_model(prompt: list[int]) -> ScriptModel:
+    """A fresh code model after `prompt`: the script's piece has logit 0, every other piece -6."""
+    return ScriptModel(len(CODE_PIECES), prompt, CODE_SCRIPT, low=-6.0)
+
+
+def code_text(tokens: list[int]) -> str:
+    """Code-model tokens as text (eos shows as nothing)."""
+    return "".join(CODE_PIECES[t] for t in tokens if t != 0)

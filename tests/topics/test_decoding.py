@@ -1,0 +1,268 @@
+"""Project tests for the decoding topic: the reference against hand-worked cases, the sizing of the statistical
+checks, the solution against the reference, Hugging Face's repetition penalty, the stub, the hints and the
+mutants."""
+import math
+import random
+import types
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exercises import decoding as stub
+from grader import hints
+from grader.checks.decoding import cases, distribution, draws, models
+from grader.checks.decoding.corpus import CASES, PROGRAMS
+from grader.checks.decoding.expect import same_beams, sign_blind
+from grader.checks.speculative.binomial import intervals, pass_bound
+from reference import decoding as ref
+from reference import sampling as ref_sampling
+from solutions import decoding as sol
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANTS = ROOT / "tests" / "mutants" / "decoding"
+FUNCTIONS = ("greedy_decode", "sample_decode", "beam_search", "apply_repetition_penalty", "completion_status")
+MISCONCEPTIONS = {"truncated_code_as_complete", "repetition_penalty_sign", "beam_no_length_norm",
+                  "stop_tokens_in_output", "length_finish_as_complete"}
+QUICK = settings(max_examples=40, deadline=None)
+seeds = st.integers(0, 2**31 - 1)
+
+
+# --- the reference against hand-worked cases ----------------------------------------------------------------
+
+STOP_ANSWERS = [([3, 4, 7], "eos"), ([7], "eos"), ([3, 7, 4, 5], "length"), ([1, 2, 3, 4], "length"),
+                ([3], "stop"), ([4, 1], "stop"), ([4, 1, 2, 4, 6, 3], "length"), ([3], "stop"),
+                ([5, 1, 2], "length"), ([1], "stop"), ([3, 7], "eos"), ([], "stop")]
+
+
+@pytest.mark.parametrize("i", range(len(cases.STOP_CASES)))
+def test_stop_cases_worked_by_hand(i):
+    _, prompt, script, n, eos_id, stop = cases.STOP_CASES[i]
+    assert ref.greedy_decode(cases.script_model(prompt, script), prompt, n, eos_id, stop) == STOP_ANSWERS[i]
+
+
+def test_beam_hand_worked_slot_rule_and_length_penalty():
+    # step 1 keeps a (0.5), b (0.4); step 2: a-eos 0.30 finishes, b-a 0.22 lives (a-b 0.15 loses);
+    # step 3 has one slot: b-a-eos 0.132.
+    two, three = math.log(0.3), math.log(0.4 * 0.55 * 0.6)
+    for lp, order in ((1.0, "short"), (0.0, "short"), (2.0, "long")):
+        found = ref.beam_search(cases.beam_model(), [], 2, 3, 0, lp)
+        expected = [([1, 0], two / 2 ** lp), ([2, 1, 0], three / 3 ** lp)]
+        assert same_beams(found, expected if order == "short" else expected[::-1])
+    # three beams: eos at depths 1, 2 and 3
+    assert [t for t, _ in ref.beam_search(cases.beam_model(), [], 3, 4, 0)] == [[1, 0], [2, 1, 0], [0]]
+
+
+def test_hand_worked_beam_rankings_survive_rounding():
+    # the table's deep sequences do tie (same transitions in another order), but no ranking a search makes does:
+    # nudging every logit by up to 1e-6 changes no answer
+    rng = torch.Generator().manual_seed(0)
+    for num_beams, n, eos_id, lp in cases.BEAM_CASES:
+        expected = [t for t, _ in ref.beam_search(cases.beam_model(), [], num_beams, n, eos_id, lp)]
+        for _ in range(20):
+            model = cases.beam_model()
+            model.table = model.table + (torch.rand(model.table.shape, generator=rng, dtype=torch.float64) - 0.5) * 2e-6
+            assert [t for t, _ in ref.beam_search(model, [], num_beams, n, eos_id, lp)] == expected
+
+
+def enumerate_all(model, prompt, n, eos_id, lp) -> list:
+    """Every sequence (ended by eos or the limit) with its score, best first: exhaustive search, written apart."""
+    out = []
+
+    def grow(tokens, total):
+        logp = torch.log_softmax(model.logits_after(prompt + tokens), -1).tolist()
+        for v, x in enumerate(logp):
+            seq = tokens + [v]
+            if v == eos_id or len(seq) == n:
+                out.append((seq, (total + x) / len(seq) ** lp))
+            else:
+                grow(seq, total + x)
+    grow([], 0.0)
+    return sorted(out, key=lambda b: -b[1])
+
+
+@QUICK
+@given(seed=seeds)
+def test_beam_search_with_enough_beams_is_exhaustive(seed):
+    case = draws.exhaustive_case(random.Random(seed))
+    model = models.PrefixModel(*case["spec"])
+    args = (case["prompt"], case["max_new_tokens"], case["eos_id"], case["length_penalty"])
+    found = ref.beam_search(model, case["prompt"], case["num_beams"], *args[1:])
+    assert same_beams(found, enumerate_all(model, *args))
+
+
+def test_completion_corpus_statuses():
+    expected = ["complete"] * 10 + ["truncated"] * 20 + ["invalid"] * 7 + ["complete"] * 2
+    assert [ref.completion_status(text, reason) for _, text, reason in CASES] == expected
+    assert len(CASES) >= 30
+
+
+def test_loop_lesson():
+    prompt, loop = [1, 2, 3], [1, 2, 3] * 4
+    assert ref.greedy_decode(models.loop_model(), prompt, 12, 0) == (loop, "length")
+    assert ref.beam_search(models.loop_model(), prompt, 4, 12, 0)[0][0] == loop
+    assert ref.beam_search(models.loop_model(), prompt, 4, 12, 0, 0.0)[0][0] == [4, 5, 6, 7, 8, 0]
+    # the penalty leaves the loop; dividing every seen logit by it (all negative here) keeps the loop
+    for penalise, leaves in ((ref.apply_repetition_penalty, True), (lambda x, s, p: sign_blind(x, [s], p), False)):
+        model, new = models.loop_model(), []
+        for _ in range(12):
+            new.append(int(torch.argmax(penalise(model(prompt + new), prompt + new, 2.0))))
+            if new[-1] == 0:
+                break
+        assert (new == [4, 5, 6, 7, 8, 0]) == leaves
+    assert (0.5 * 0.95 * 0.95) ** 4 < 0.0416 and 0.0416 ** distribution.LOOP_RUNS < 6e-9
+
+
+# --- the statistical sizing -----------------------------------------------------------------------------------
+
+def test_sampling_sizing():
+    logits = torch.tensor(cases.SAMPLE_LOGITS, dtype=torch.float64)
+    law = ref.filtered_law(cases.SAMPLE_LOGITS, **cases.SAMPLE_SETTINGS)
+    assert [round(p, 3) for p in law.tolist()] == [0.465, 0.333, 0.202, 0.0, 0.0, 0.0]
+    bounds = intervals(distribution.RUNS, law, distribution.FALSE_FAIL)
+    scaled = ref_sampling.top_p_filter(ref_sampling.top_k_filter(logits, 4), 0.85)
+    wrong = {
+        "no temperature": (ref_sampling.filtered_probs(logits, 1.0, 4, 0.85), 5.2e-14),
+        "no top_k": (ref_sampling.filtered_probs(logits, 0.6, None, 0.85), 5.3e-11),
+        "no top_p": (ref_sampling.filtered_probs(logits, 0.6, 4, None), 5.3e-11),
+        "temperature last": (torch.softmax(scaled / 0.6, -1), 5.3e-11),
+        "greedy": (torch.nn.functional.one_hot(torch.tensor(0), 6).double(), 0.0),
+    }
+    for name, (alt, bound) in wrong.items():
+        assert pass_bound(distribution.RUNS, alt, bounds) <= bound, name
+
+
+# --- the solution against the reference -------------------------------------------------------------------------
+
+@QUICK
+@given(seed=seeds)
+def test_greedy_solution_matches_reference(seed):
+    r = random.Random(seed)
+    vocab, order, model_seed = draws.ngram_spec(r)
+    prompt, n = draws.prompt_for(r, vocab), r.randint(1, 15)
+    free, _ = ref.greedy_decode(models.NGramModel(vocab, order, model_seed), prompt, n)
+    eos_id, stop = draws.eos_for(r, free, vocab), draws.stops_from(r, free, vocab)
+    assert sol.greedy_decode(models.NGramModel(vocab, order, model_seed), prompt, n, eos_id, stop) == \
+        ref.greedy_decode(models.NGramModel(vocab, order, model_seed), prompt, n, eos_id, stop)
+
+
+@QUICK
+@given(seed=seeds)
+def test_sampled_one_hot_solution_matches_reference(seed):
+    r = random.Random(seed)
+    case, filters = draws.script_case(r), draws.filters(r)
+    args = (case["prompt"], case["max_new_tokens"])
+    got = sol.sample_decode(draws.script_model(case), *args, torch.Generator().manual_seed(seed), **filters,
+                            eos_id=case["eos_id"], stop=case["stop"])
+    assert got == ref.greedy_decode(draws.script_model(case), *args, case["eos_id"], case["stop"])
+
+
+@QUICK
+@given(seed=seeds)
+def test_beam_solution_matches_reference(seed):
+    r = random.Random(seed)
+    for case in (draws.narrow_case(r), draws.exhaustive_case(r)):
+        args = (case["prompt"], case["num_beams"], case["max_new_tokens"], case["eos_id"], case["length_penalty"])
+        assert same_beams(sol.beam_search(models.PrefixModel(*case["spec"]), *args),
+                          ref.beam_search(models.PrefixModel(*case["spec"]), *args))
+
+
+@QUICK
+@given(seed=seeds)
+def test_penalty_solution_matches_reference(seed):
+    logits, seen, penalty = draws.penalty_case(random.Random(seed), torch.Generator().manual_seed(seed))
+    got, want = sol.apply_repetition_penalty(logits, seen, penalty), ref.apply_repetition_penalty(logits, seen, penalty)
+    assert got.dtype == logits.dtype
+    torch.testing.assert_close(got.double(), want.to(logits.dtype).double(), rtol=1e-6, atol=0)
+
+
+def test_completion_solution_matches_reference_at_every_cut():
+    for program in PROGRAMS.values():
+        for i in range(len(program) + 1):
+            for text in (program[:i], "Here:\n```python\n" + program[:i], "```\n" + program[:i] + "\n```\n"):
+                assert sol.completion_status(text, "stop") == ref.completion_status(text, "stop"), text
+
+
+@QUICK
+@given(seed=seeds)
+def test_completion_solution_matches_reference_on_random_answers(seed):
+    r = random.Random(seed)
+    for text, reason in [draws.cut_answer(r) for _ in range(10)] + [draws.varied_answer(r) for _ in range(10)]:
+        assert sol.completion_status(text, reason) == ref.completion_status(text, reason)
+
+
+def test_repetition_penalty_matches_hugging_face():
+    transformers = pytest.importorskip("transformers")
+    processor = transformers.RepetitionPenaltyLogitsProcessor(penalty=1.7)
+    rng = torch.Generator().manual_seed(0)
+    scores = torch.randn(3, 11, generator=rng)
+    scores[0, 2] = 0.0
+    input_ids = torch.randint(11, (3, 6), generator=rng)
+    expected = processor(input_ids, scores.clone())
+    for module in (ref, sol):
+        torch.testing.assert_close(module.apply_repetition_penalty(scores, input_ids, 1.7).float(), expected)
+
+
+BAD_CALLS = [
+    ("max_new_tokens", "greedy_decode", (models.NGramModel(3, 2, 0), [1], 0)),
+    ("stop", "greedy_decode", (models.NGramModel(3, 2, 0), [1], 3, None, ((1,), ()))),
+    ("temperature", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 0.0)),
+    ("top_k", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 1.0, 0)),
+    ("top_p", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 1.0, None, 1.5)),
+    ("num_beams", "beam_search", (models.NGramModel(3, 2, 0), [1], 0, 3)),
+    ("max_new_tokens", "beam_search", (models.NGramModel(3, 2, 0), [1], 2, 0)),
+    ("penalty", "apply_repetition_penalty", (torch.zeros(4), [1], 0.0)),
+    ("seen_tokens", "apply_repetition_penalty", (torch.zeros(4), [4], 1.5)),
+    ("finish_reason", "completion_status", ("x = 1", None)),
+]
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+@pytest.mark.parametrize("argument, fn, args", BAD_CALLS)
+def test_bad_arguments_name_the_argument(module, argument, fn, args):
+    with pytest.raises(ValueError, match=argument):
+        getattr(module, fn)(*args)
+
+
+# --- stub, hints, mutants -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn, args", [("greedy_decode", (models.loop_model(), [1], 3)),
+                                      ("sample_decode", (models.loop_model(), [1], 3, torch.Generator())),
+                                      ("beam_search", (models.loop_model(), [1], 2, 3)),
+                                      ("apply_repetition_penalty", (torch.zeros(3), [1], 1.5)),
+                                      ("completion_status", ("x = 1", "stop"))])
+def test_stub_raises_not_implemented(fn, args):
+    with pytest.raises(NotImplementedError, match="TODO"):
+        getattr(stub, fn)(*args)
+
+
+def test_hints_cover_every_function_and_misconception():
+    for fn in FUNCTIONS:
+        for level in (1, 2, 3):
+            assert hints.hint("decoding", fn, level)
+    assert set(hints.misconception_ids("decoding")) == MISCONCEPTIONS == {p.stem for p in MUTANTS.glob("*.py")}
+
+
+def mutant(misconception: str) -> types.ModuleType:
+    """The solution with the mutant appended, as the selftest builds it."""
+    module = types.ModuleType(f"decoding_{misconception}")
+    source = (ROOT / "solutions" / "decoding.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
+    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
+    return module
+
+
+def test_each_mutant_differs_as_its_misconception_predicts():
+    m = mutant("stop_tokens_in_output")
+    assert m.greedy_decode(cases.script_model([1, 2], [3, 4, 5, 6]), [1, 2], 10, 7, ((4, 5),)) == ([3, 4, 5], "stop")
+    m = mutant("beam_no_length_norm")
+    assert same_beams(m.beam_search(cases.beam_model(), [], 2, 3, 0, 2.0),
+                      ref.beam_search(cases.beam_model(), [], 2, 3, 0, 0.0))
+    m = mutant("repetition_penalty_sign")
+    logits = torch.tensor([2.0, -1.0, 0.0])
+    assert torch.equal(m.apply_repetition_penalty(logits, [0, 1], 2.0), torch.tensor([1.0, -0.5, 0.0]))
+    assert mutant("truncated_code_as_complete").completion_status("```python\nx = 1\n", "stop") == "complete"
+    assert mutant("length_finish_as_complete").completion_status("x = 1\n", "length") == "complete"
+    for name in MISCONCEPTIONS:
+        assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')
