@@ -1,0 +1,126 @@
+"""Hidden serving checks: random workloads and server logs drawn from the seed, compared record by record and
+field by field with the live reference, and the engine's invariants on whatever the submission returns."""
+import random
+
+from grader.checks.serving.expect import expect_metrics, expect_records
+from grader.checks.serving.invariants import expect_engine_invariants
+from grader.checks.serving.logs import (
+    random_duration,
+    random_log,
+    random_percentiles,
+    random_slo,
+)
+from grader.checks.serving.misconceptions import (
+    metrics_predictions,
+    simulate_predictions,
+)
+from grader.checks.serving.records import record
+from grader.checks.serving.workloads import random_case
+from grader.engine import check, reference
+
+CASES = 15
+LOGS = 12
+
+
+def expect_random_runs(sub, seed: int, policies: list, deadlines: bool) -> None:
+    """CASES random engine runs under `policies` must return the reference's records."""
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(CASES):
+        requests, max_num_seqs, cost = random_case(r, deadlines)
+        policy = r.choice(policies)
+        expect_records(sub.simulate(requests, policy, max_num_seqs, cost),
+                       ref.simulate(requests, policy, max_num_seqs, cost),
+                       f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})",
+                       simulate_predictions(ref, requests, policy, max_num_seqs, cost))
+
+
+@check("random_continuous", points=6, hint="simulate",
+       title="simulate under continuous batching on random workloads (bursts, equal arrivals, idle gaps)")
+def test_random_continuous(sub, seed):
+    expect_random_runs(sub, seed, ["continuous"], deadlines=False)
+
+
+@check("random_static", points=5, hint="simulate",
+       title="simulate under static batching on random workloads, some with cancellations and timeouts")
+def test_random_static(sub, seed):
+    expect_random_runs(sub, seed, ["static"], deadlines=random.Random(seed).random() < 0.5)
+
+
+@check("random_cancellations_and_timeouts", points=5, hint="simulate",
+       title="simulate on random workloads where requests are cancelled or time out, waiting or running")
+def test_random_cancellations_and_timeouts(sub, seed):
+    expect_random_runs(sub, seed, ["continuous", "static"], deadlines=True)
+
+
+@check("engine_invariants", points=3, hint="simulate",
+       title="whatever the workload: every request ends, token times increase, at most max_num_seqs run at once, "
+             "no token before its prefill")
+def test_engine_invariants(sub, seed):
+    r = random.Random(seed)
+    for _ in range(CASES):
+        requests, max_num_seqs, cost = random_case(r, deadlines=True)
+        policy = r.choice(["continuous", "static"])
+        expect_engine_invariants(sub.simulate(requests, policy, max_num_seqs, cost), requests, max_num_seqs, cost,
+                                 f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})")
+
+
+def expect_random_metrics(sub, ref, records: list, duration: float, slo, percentiles) -> None:
+    """The submission's serving_metrics on one log must equal the reference's."""
+    expect_metrics(sub.serving_metrics(records, duration, slo, percentiles),
+                   ref.serving_metrics(records, duration, slo, percentiles),
+                   f"serving_metrics(<{len(records)} records>, {duration}, {slo}, {percentiles})",
+                   metrics_predictions(ref, records, percentiles))
+
+
+@check("random_metrics", points=8, hint="serving_metrics",
+       title="serving_metrics on logs of random engine runs: statistics, throughput, goodput and counts")
+def test_random_metrics(sub, seed):
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(LOGS):
+        records = random_log(ref, r)
+        expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
+                              (50, 90, 99))
+
+
+@check("random_percentiles", points=5, hint="serving_metrics",
+       title="percentiles of random samples at random levels (0, 100, 99.9 and others), linear interpolation")
+def test_random_percentiles(sub, seed):
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(LOGS):
+        count = r.choice([1, 2, r.randint(3, 9), r.randint(10, 200)])
+        records = [record(f"q{i}", 0.0, sorted(0.25 * r.randint(1, 4000) for _ in range(r.randint(1, 3))))
+                   for i in range(count)]
+        expect_random_metrics(sub, ref, records, 10.0, None, random_percentiles(r))
+
+
+@check("random_goodput", points=5, hint="serving_metrics",
+       title="goodput on random logs against random SLOs, many exactly on a request's value (inclusive)")
+def test_random_goodput(sub, seed):
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(LOGS):
+        records = random_log(ref, r)
+        for _ in range(3):
+            expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
+                                  random_percentiles(r))
+
+
+@check("random_nothing_to_time", points=4, hint="serving_metrics",
+       title="logs with no completed request, only one-token requests, or none at all: None statistics, zero rates")
+def test_random_nothing_to_time(sub, seed):
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(LOGS):
+        records = random_log(ref, r)
+        kind = r.choice(["failed", "one-token", "empty"])
+        if kind == "failed":
+            records = [rec for rec in records if rec["status"] != "ok"]
+        elif kind == "one-token":
+            records = [rec for rec in records if rec["output_tokens"] <= 1 or rec["status"] != "ok"]
+        else:
+            records = []
+        expect_random_metrics(sub, ref, records, r.uniform(0.5, 50.0), random_slo(ref, r, records),
+                              random_percentiles(r))

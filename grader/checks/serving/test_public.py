@@ -1,0 +1,253 @@
+"""Public serving checks: hand-worked engine traces, hand-made server logs and the chat/code lesson; answers from
+the goldens."""
+from grader.checks.serving.expect import (
+    expect_metrics,
+    expect_records,
+    metrics_difference,
+    same_value,
+)
+from grader.checks.serving.lesson import COST as LESSON_COST
+from grader.checks.serving.lesson import MAX_NUM_SEQS, SLO, SPAN, lesson_requests
+from grader.checks.serving.misconceptions import (
+    metrics_predictions,
+    simulate_predictions,
+)
+from grader.checks.serving.records import (
+    CONCURRENT,
+    CONCURRENT_DURATION,
+    EMPTY,
+    EVEN,
+    FAILED,
+    PERCENTILES,
+    SKEWED,
+    SLO_DURATION,
+    SLO_LOG,
+    SLOS,
+    TOKENS,
+)
+from grader.checks.serving.traces import COST, TRACES
+from grader.engine import check, expect_raises, fail, golden, reference
+
+TRACES_FILE = "grader/checks/serving/traces.py"
+RECORDS_FILE = "grader/checks/serving/records.py"
+
+
+def expect_trace(sub, name: str) -> None:
+    """The submission's simulate on trace `name` must return the golden records (derived by hand in traces.py)."""
+    requests, policy, max_num_seqs, _ = TRACES[name]
+
+    def compute() -> dict:
+        ref = reference("serving")
+        return {"expected": ref.simulate(requests, policy, max_num_seqs, COST),
+                "wrong": simulate_predictions(ref, requests, policy, max_num_seqs, COST)}
+    case = golden(f"trace.{name}", compute)
+    what = (f"simulate({requests}, {policy!r}, max_num_seqs={max_num_seqs}, cost={COST}) "
+            f"(the {name} trace, worked step by step in {TRACES_FILE})")
+    expect_records(sub.simulate(requests, policy, max_num_seqs, COST), case["expected"], what, case["wrong"])
+
+
+@check("admission_limit", points=1, hint="simulate",
+       title="simulate admits arrived requests in order only while fewer than max_num_seqs run")
+def test_admission_limit(sub):
+    expect_trace(sub, "admission")
+
+
+@check("static_versus_continuous", points=1, hint="simulate",
+       title="continuous batching admits into free seats every step; static only when the engine is empty")
+def test_static_versus_continuous(sub):
+    expect_trace(sub, "continuous")
+    expect_trace(sub, "static")
+
+
+@check("one_output_token", points=1, hint="simulate",
+       title="a one-token request ends ok at the end of the step that admits it")
+def test_one_output_token(sub):
+    expect_trace(sub, "one_token")
+
+
+@check("cancel_waiting_and_running", points=1, hint="simulate",
+       title="cancel_at ends a waiting or a running request at the first step boundary at or after it")
+def test_cancel_waiting_and_running(sub):
+    expect_trace(sub, "cancels")
+
+
+@check("timeout_waiting_and_running", points=1, hint="simulate",
+       title="arrival + timeout ends a request at a step boundary; tokens already produced stay in its record")
+def test_timeout_waiting_and_running(sub):
+    expect_trace(sub, "timeouts")
+
+
+@check("idle_gaps", points=1, hint="simulate",
+       title="an empty engine jumps to the next arrival instead of stepping")
+def test_idle_gaps(sub):
+    expect_trace(sub, "idle")
+
+
+@check("equal_arrival_times", points=1, hint="simulate",
+       title="requests with equal arrival times are admitted in list order; records come back in input order")
+def test_equal_arrival_times(sub):
+    expect_trace(sub, "ties")
+
+
+GOOD_REQUEST = {"id": "r", "arrival": 0.0, "prompt_tokens": 4, "output_tokens": 2}
+SIMULATE_BAD_CALLS = [
+    ("policy", ([GOOD_REQUEST], "fifo", 2, COST)),
+    ("max_num_seqs", ([GOOD_REQUEST], "continuous", 0, COST)),
+    ("per_decode_seq", ([GOOD_REQUEST], "continuous", 2, {"base": 1.0, "per_prefill_token": 0.25})),
+    ("base", ([GOOD_REQUEST], "continuous", 2, {**COST, "base": -1.0})),
+    ("arrival", ([{**GOOD_REQUEST, "arrival": -0.5}], "continuous", 2, COST)),
+    ("prompt_tokens", ([{**GOOD_REQUEST, "prompt_tokens": -3}], "static", 2, COST)),
+    ("output_tokens", ([{**GOOD_REQUEST, "output_tokens": 0}], "continuous", 2, COST)),
+    ("timeout", ([{**GOOD_REQUEST, "timeout": -1.0}], "continuous", 2, COST)),
+    ("cancel_at", ([{**GOOD_REQUEST, "cancel_at": -2.0}], "continuous", 2, COST)),
+]
+
+
+@check("simulate_bad_arguments", points=1, hint="simulate",
+       title="an unknown policy, max_num_seqs < 1, a missing or negative cost, bad request fields raise ValueError")
+def test_simulate_bad_arguments(sub):
+    for argument, args in SIMULATE_BAD_CALLS:
+        message = expect_raises(ValueError, sub.simulate, *args)
+        if argument not in message:
+            fail(f"simulate{args!r} raised ValueError({message!r}); the message should name {argument!r}")
+
+
+def metrics_call(records_name: str, duration: float, slo=None, percentiles=None) -> str:
+    """How a serving_metrics call on one of records.py's logs reads in a message."""
+    extra = (f", slo={slo!r}" if slo is not None else "") + \
+        (f", percentiles={percentiles!r}" if percentiles is not None else "")
+    return f"serving_metrics({records_name} from {RECORDS_FILE}, duration={duration!r}{extra})"
+
+
+def expect_log_metrics(sub, key: str, name: str, records: list, duration: float, slo=None,
+                       percentiles=(50, 90, 99)) -> None:
+    """The submission's serving_metrics on a hand-made log must equal the golden."""
+    def compute() -> dict:
+        ref = reference("serving")
+        return {"expected": ref.serving_metrics(records, duration, slo, percentiles),
+                "wrong": metrics_predictions(ref, records, percentiles)}
+    case = golden(f"metrics.{key}", compute)
+    shown = None if percentiles == (50, 90, 99) else percentiles
+    expect_metrics(sub.serving_metrics(records, duration, slo, percentiles), case["expected"],
+                   metrics_call(name, duration, slo, shown), case["wrong"])
+
+
+@check("percentiles_interpolate", points=1, hint="serving_metrics",
+       title="percentiles interpolate linearly between order statistics (numpy's default), 'p99.9' included")
+def test_percentiles_interpolate(sub):
+    expect_log_metrics(sub, "skewed", "SKEWED", SKEWED, 10.0, percentiles=PERCENTILES)
+    expect_log_metrics(sub, "even", "EVEN", EVEN, 5.0, percentiles=PERCENTILES)
+
+
+@check("tpot_and_itl", points=1, hint="serving_metrics",
+       title="TPOT leaves out the first token and one-token requests; ITL pools every gap of every request")
+def test_tpot_and_itl(sub):
+    expect_log_metrics(sub, "tokens", "TOKENS", TOKENS, 5.0)
+
+
+@check("failed_requests_counted_not_timed", points=1, hint="serving_metrics",
+       title="cancelled and timed-out requests are counted but stay out of latency statistics and throughput")
+def test_failed_requests_counted_not_timed(sub):
+    expect_log_metrics(sub, "failed", "FAILED", FAILED, 10.0)
+
+
+@check("goodput_inclusive", points=1, hint="serving_metrics",
+       title="goodput counts completed requests meeting every SLO, inclusive; a one-token request meets tpot and itl")
+def test_goodput_inclusive(sub):
+    for i, slo in enumerate(SLOS):
+        expect_log_metrics(sub, f"slo.{i}", "SLO_LOG", SLO_LOG, SLO_DURATION, slo)
+
+
+@check("throughput_counts_the_server", points=1, hint="serving_metrics",
+       title="output throughput is completed tokens per second of duration, not a mean of per-request rates")
+def test_throughput_counts_the_server(sub):
+    expect_log_metrics(sub, "concurrent", "CONCURRENT", CONCURRENT, CONCURRENT_DURATION)
+
+
+@check("nothing_to_time", points=1, hint="serving_metrics",
+       title="a statistic over no values has None for its mean and percentiles; counts list all three statuses")
+def test_nothing_to_time(sub):
+    for name, records in EMPTY.items():
+        expect_log_metrics(sub, f"empty.{name.replace(' ', '_')}", f"EMPTY[{name!r}]", records, 2.0)
+
+
+METRICS_BAD_CALLS = [
+    ("duration", (FAILED, 0.0)),
+    ("duration", (FAILED, -3.0)),
+    ("slo", (FAILED, 10.0, {"ttft": 0.5, "tbt": 0.05})),
+    ("percentile", (FAILED, 10.0, None, (50, 101))),
+]
+
+
+@check("metrics_bad_arguments", points=1, hint="serving_metrics",
+       title="duration <= 0, an unknown SLO key and a percentile outside [0, 100] raise ValueError naming them")
+def test_metrics_bad_arguments(sub):
+    for argument, args in METRICS_BAD_CALLS:
+        message = expect_raises(ValueError, sub.serving_metrics, *args)
+        if argument not in message.lower():
+            fail(f"serving_metrics(FAILED from {RECORDS_FILE}, {', '.join(map(repr, args[1:]))}) raised "
+                 f"ValueError({message!r}); the message should name {argument!r}")
+
+
+def lesson_golden(max_num_seqs: int) -> dict:
+    """The reference's records (without token times) and figures of the lesson at `max_num_seqs`."""
+    def compute() -> dict:
+        ref = reference("serving")
+        requests = lesson_requests()
+        records = ref.simulate(requests, "continuous", max_num_seqs, LESSON_COST)
+        return {"ends": [end_of(r) for r in records],
+                "wrong_ends": {mid: [end_of(r) for r in wrong] for mid, wrong in simulate_predictions(
+                    ref, requests, "continuous", max_num_seqs, LESSON_COST).items()},
+                "metrics": ref.serving_metrics(records, SPAN, SLO),
+                "wrong": metrics_predictions(ref, records)}
+    return golden(f"lesson.{max_num_seqs}", compute)
+
+
+def end_of(record) -> tuple | None:
+    """What the lesson compares of a record: (id, status, tokens produced, first token, finish)."""
+    if not isinstance(record, dict) or not {"id", "status", "output_tokens", "first_token", "finish"} <= record.keys():
+        return None
+    return record["id"], record["status"], record["output_tokens"], record["first_token"], record["finish"]
+
+
+def ends_match(got: list, expected: list) -> bool:
+    """Whether two lists of record ends agree (times within the tolerance)."""
+    return len(got) == len(expected) and all(
+        a is not None and a[:3] == b[:3] and same_value(a[3], b[3]) and same_value(a[4], b[4])
+        for a, b in zip(got, expected))
+
+
+def figures(metrics: dict) -> str:
+    """Throughput, TTFT mean and p99 and goodput of a metrics dict, as a short line."""
+    try:
+        return (f"output {metrics['output_throughput']:.1f} tok/s, TTFT mean {metrics['ttft']['mean']:.3f} s, "
+                f"p99 {metrics['ttft']['p99']:.3f} s, goodput {metrics['goodput']:.3f} req/s")
+    except (KeyError, TypeError, ValueError):
+        return repr(metrics)[:200]
+
+
+@check("lesson_throughput_against_tail", points=2, hint="serving_metrics",
+       title="the chat/code lesson at max_num_seqs 4, 8, 12: throughput and p99 TTFT rise together, "
+             "and the mean TTFT hides the p99")
+def test_lesson_throughput_against_tail(sub):
+    requests = lesson_requests()
+    for max_num_seqs in MAX_NUM_SEQS:
+        case = lesson_golden(max_num_seqs)
+        call = (f"simulate(<the lesson's {len(requests)} requests, grader/checks/serving/lesson.py>, 'continuous', "
+                f"max_num_seqs={max_num_seqs}, cost={LESSON_COST})")
+        records = sub.simulate(requests, "continuous", max_num_seqs, LESSON_COST)
+        ends = [end_of(r) for r in records] if isinstance(records, (list, tuple)) else []
+        if not ends_match(ends, case["ends"]):
+            wrong = next((mid for mid, predicted in case["wrong_ends"].items() if ends_match(ends, predicted)), None)
+            at = next((i for i, (a, b) in enumerate(zip(ends, case["ends"])) if not ends_match([a], [b])),
+                      min(len(ends), len(case["ends"])))
+            got = ends[at] if at < len(ends) else "no record"
+            want = case["ends"][at] if at < len(case["ends"]) else "no record"
+            fail(f"{call}: record {at} (id, status, tokens, first_token, finish) = {got}, expected {want}; "
+                 f"the lesson's figures need your simulate to match the reference first", wrong)
+        metrics = sub.serving_metrics(records, SPAN, SLO)
+        if metrics_difference(metrics, case["metrics"]) is not None:
+            expect_metrics(metrics, case["metrics"],
+                           f"serving_metrics(<your records at max_num_seqs={max_num_seqs}>, duration={SPAN}, "
+                           f"slo={SLO}) gave {figures(metrics)}; the reference gives {figures(case['metrics'])}",
+                           case["wrong"])
