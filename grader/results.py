@@ -60,20 +60,21 @@ def file_hashes(submission: Path) -> dict[str, str]:
 NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
               "uts_namespace")
 ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
-                    "seccomp": bool, "address_space_headroom_bytes": int, "output_bytes": int, "tmp_bytes": int,
-                    "open_files": int, "processes": int}
+                    "seccomp": bool, "watchdog": bool, "address_space_headroom_bytes": int, "output_bytes": int,
+                    "tmp_bytes": int, "open_files": int, "processes": int}
 
 
 def isolation_level(info: dict) -> dict:
     """Name the walls the children reached, layer by layer (reported before any submission code runs).
 
     `level` joins the layers that held: namespaces (all six), private-root, unprivileged (not root towards the
-    host), seccomp, landlock; rlimits and timeouts always apply.
+    host), seccomp, landlock, watchdog (summed memory and task caps over the sandbox's processes, in place of a
+    cgroup); rlimits and timeouts always apply.
     """
     info = {k: v for k, v in info.items() if k in ISOLATION_FIELDS and type(v) is ISOLATION_FIELDS[k]}
     layers = {"namespaces": all(info.get(k) for k in NAMESPACES), "private-root": info.get("private_root", False),
               "unprivileged": info.get("host_uid", 0) != 0, "seccomp": info.get("seccomp", False),
-              "landlock": info.get("landlock_abi", 0) > 0}
+              "landlock": info.get("landlock_abi", 0) > 0, "watchdog": info.get("watchdog", False)}
     return {"level": "+".join([name for name, held in layers.items() if held] + ["rlimits"]), **info}
 
 

@@ -15,7 +15,7 @@ import time
 import torch
 
 from grader.sandbox import child as wire
-from grader.sandbox import codec, served
+from grader.sandbox import codec, served, watchdog
 from grader.sandbox.limits import status_bytes
 from grader.sandbox.zygote import Zygote
 from grader.text import printable, tail
@@ -100,6 +100,7 @@ class Child:
         path = os.path.join(self.tmpdir, "output.txt")
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self.output_fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        self.watch = watchdog.Page(os.path.join(self.tmpdir, "watch"))
         self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
         self.inner_pid = self.pid
         self.closed = False
@@ -168,8 +169,8 @@ class Child:
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
         if frame is None:
             status = self.close(grace=1.0)
-            raise ChildFailure("error", f"the submission process {describe_status(status)} during {what}",
-                               import_failure=importing)
+            how = self.watch.killed() or describe_status(status)
+            raise ChildFailure("error", f"the submission process {how} during {what}", import_failure=importing)
         try:
             reply = codec.decode(frame)
         except codec.DecodeError as exc:
@@ -181,6 +182,7 @@ class Child:
         return reply
 
     def peak_rss_reset(self) -> None:
+        self.watch.reset()
         try:
             with open(f"/proc/{self.inner_pid}/clear_refs", "w") as f:
                 f.write("5")
@@ -188,7 +190,11 @@ class Child:
             pass
 
     def peak_rss(self) -> int | None:
-        return status_bytes(self.inner_pid, "VmHWM")
+        """Peak resident memory since the last reset: of the submission's process, or of all the sandbox's
+        processes together as the watchdog sampled them, whichever is larger (None where neither is known)."""
+        known = [m for m in (status_bytes(self.inner_pid, "VmHWM"),
+                             self.watch.peak() if self.info.get("watchdog") else None) if m is not None]
+        return max(known, default=None)
 
     def limit_memory(self, extra_bytes: int) -> None:
         """Cap the child's address space at its current size plus `extra_bytes` (Linux; elsewhere a no-op)."""
@@ -237,6 +243,7 @@ class Child:
         if self.output_fd >= 0:
             os.close(self.output_fd)
             self.output_fd = -1
+            self.watch.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
         if os.path.exists(self.tmpdir):  # its private root stays busy until the killed child is gone
             _left_behind.append(self.tmpdir)
@@ -408,7 +415,6 @@ class Submission:
         self._budget_left = CHECK_BUDGET
         self._served: dict[int, served.Served] = {}
         self.last_call = ""
-        self.peak_rss_bytes: int | None = None
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -446,6 +452,11 @@ class Submission:
 
     def set_memory_limit(self, extra_bytes: int) -> None:
         self._ensure().limit_memory(extra_bytes)
+
+    @property
+    def peak_rss_bytes(self) -> int | None:
+        """The peak resident memory of the last call (see Child.peak_rss), read when asked."""
+        return self._child.peak_rss() if self._child is not None and not self._child.closed else None
 
     @property
     def isolation(self) -> dict:
@@ -498,7 +509,6 @@ class Submission:
             raise failure from None
         finally:
             self._budget_left -= time.monotonic() - started
-        self.peak_rss_bytes = child.peak_rss()
         if kind == "raised":
             value = exception_info(value)
             if value["type"] == "NotImplementedError":

@@ -2,7 +2,8 @@
 
     child's first process (host namespaces: writes the id maps, reports how the submission ended)
       -> unsharer (new user, mount, PID, network, IPC and UTS namespaces)
-        -> PID 1 of the new PID namespace (builds the private root; our code only; its death ends them all)
+        -> PID 1 of the new PID namespace (builds the private root, then watches every process of the
+           namespace against summed caps: watchdog.py; our code only; its death ends them all)
           -> the submission's process: unprivileged uid, then Landlock, rlimits and seccomp
 
 Every step is best effort: where the kernel refuses one, the child goes on behind the others and says so.
@@ -12,26 +13,28 @@ from __future__ import annotations
 import os
 import struct
 
-from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp
+from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp, watchdog
 
 STATUS = struct.Struct("<q")
 
 
-def enter(sock, output_fd: int, config: dict, use_namespaces: bool) -> dict:
+def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: bool) -> dict:
     """Called in the child's first process; returns only in the submission's process, with the report so far.
 
-    In every process above the submission's this function ends with `os._exit`, mirroring how it ended.
+    `watch_fd` is the watchdog's shared page (see watchdog.py): only PID 1 keeps it. In every process above the
+    submission's this function ends with `os._exit`, mirroring how it ended.
     """
     if not use_namespaces:
+        os.close(watch_fd)
         if os.getuid() == 0:
             namespaces.become(namespaces.NOBODY)
-        return {**namespaces.NONE, "private_root": False, "host_uid": os.getuid()}
+        return {**namespaces.NONE, "private_root": False, "watchdog": False, "host_uid": os.getuid()}
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     status_r, status_w = os.pipe()
     unsharer = os.fork()
     if unsharer:
-        for fd in (ready_w, go_r, status_w, output_fd):
+        for fd in (ready_w, go_r, status_w, output_fd, watch_fd):
             os.close(fd)
         sock.close()
         _map_ids(unsharer, ready_r, go_w)
@@ -48,20 +51,21 @@ def enter(sock, output_fd: int, config: dict, use_namespaces: bool) -> dict:
     os.close(go_r)
     if not reached["user_namespace"]:
         os.close(status_w)  # this process is the submission's: its status reaches the first one by waitpid
+        os.close(watch_fd)
         if os.getuid() == 0:  # never root towards the host, walls or not
             namespaces.become(namespaces.NOBODY)
-        return {**reached, "private_root": False, "host_uid": os.getuid()}
+        return {**reached, "private_root": False, "watchdog": False, "host_uid": os.getuid()}
     if not answer.isdigit():
         os._exit(70)  # in a user namespace without id maps the host would still see the grader's uid: refuse
     uid = int(answer) or None
     init = os.fork()
     if init:
         sock.close()
-        os.close(output_fd)
-        os.close(status_w)
+        for fd in (output_fd, status_w, watch_fd):
+            os.close(fd)
         os.waitpid(init, 0)
         os._exit(0)
-    return {**reached, **_namespace_init(sock, status_w, config, uid)}
+    return {**reached, **_namespace_init(sock, status_w, watch_fd, config, uid)}
 
 
 def _map_ids(unsharer: int, ready_r: int, go_w: int) -> None:
@@ -78,9 +82,9 @@ def _map_ids(unsharer: int, ready_r: int, go_w: int) -> None:
     os.close(go_w)
 
 
-def _namespace_init(sock, status_w: int, config: dict, uid: int | None) -> dict:
-    """As PID 1: build the private root, fork the submission's process and return in it; here, reap all, report
-    the submission's status, and exit."""
+def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int | None) -> dict:
+    """As PID 1: build the private root, fork the submission's process and return in it; here, reap all (and,
+    with the private root's own /proc, watch all), report the submission's status, and exit."""
     namespaces.die_with_parent()
     root = os.path.join(config["tmpdir"], "root")
     try:
@@ -93,14 +97,19 @@ def _namespace_init(sock, status_w: int, config: dict, uid: int | None) -> dict:
     inner = os.fork()
     if inner == 0:
         os.close(status_w)
+        os.close(watch_fd)
         if uid:  # never root towards the host, even where the private root could not be built
             namespaces.become(uid)
-        return {"private_root": private_root, "host_uid": _host_uid()}
+            namespaces.let_init_read()
+        return {"private_root": private_root, "watchdog": private_root, "host_uid": _host_uid()}
     sock.close()
-    while True:
-        pid, status = os.waitpid(-1, 0)  # PID 1 also reaps the namespace's orphans
-        if pid == inner:
-            break
+    if private_root:  # /proc is the namespace's own: every process PID 1 reads is the submission's
+        status = watchdog.guard(inner, watch_fd, config["memory_bytes"])
+    else:
+        os.close(watch_fd)
+        while (reaped := os.waitpid(-1, 0))[0] != inner:  # PID 1 also reaps the namespace's orphans
+            pass
+        status = reaped[1]
     os.write(status_w, STATUS.pack(status))
     os._exit(0)
 

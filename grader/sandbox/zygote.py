@@ -192,8 +192,9 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None
         os.dup2(null, 0)
         os.close(null)
         output = os.open(os.path.join(config["tmpdir"], "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        watch = os.open(os.path.join(config["tmpdir"], "watch"), os.O_RDWR | os.O_NOFOLLOW)
         environment.scrub(config["tmpdir"], config.get("env", {}))
-        report = walls.enter(sock, output, config, use_namespaces)
+        report = walls.enter(sock, output, watch, config, use_namespaces)
         child.serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70

@@ -1,0 +1,137 @@
+"""Limits over every process of one sandbox, summed: PID 1 samples them and kills them all past a cap.
+
+Per-process rlimits let a submission spread its memory over helper processes (a worker forked before a memory
+check, say). Where cgroups cannot be delegated, PID 1 of the child's PID namespace, our code alone, reads every
+process of the namespace from its private /proc every INTERVAL seconds: resident memory summed, tasks counted.
+Past a cap it kills them all. The resident sum is cheap (/proc/PID/stat) but counts the pages a fork shares with
+its parent once per process; so once it passes the memory cap, the proportional sum (Pss, from
+/proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. It also keeps the peak of the sum for the grader, through a small shared page:
+
+    slot GENERATION (grader): bumped before each call; PID 1 restarts the peak when it sees a new value
+    slot SEEN (PID 1): the generation the peak belongs to
+    slot PEAK (PID 1): the largest sum sampled since
+    slot KILLED (PID 1): why it killed the sandbox (MEMORY or TASKS), 0 while it has not
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import signal
+import time
+
+INTERVAL = 0.004
+PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
+TASKS = 128  # processes and threads together: a submission needs a few; torch runs one thread per child
+GENERATION, SEEN, PEAK, KILLED, CAP = range(5)
+SIZE = 64
+MEMORY, TASKS_KILLED = 1, 2
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def sample() -> tuple[int, int]:
+    """(resident bytes summed, tasks counted) over every process in this PID namespace but PID 1."""
+    total = tasks = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # it ended between the listing and the read
+        tasks += int(fields[17])            # field 20, num_threads
+        total += int(fields[21]) * PAGE     # field 24, rss in pages
+    return total, tasks
+
+
+def proportional() -> int:
+    """Proportional resident bytes (shared pages split among the processes sharing them), summed as in sample."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            with open(f"/proc/{name}/smaps_rollup", "rb") as f:
+                total += next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:"))
+        except (OSError, StopIteration):
+            continue
+    return total
+
+
+def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
+    """As PID 1: reap and sample until the process `inner` ends; its wait status. Kills all past the caps
+    (memory: `memory_bytes` over the first sample; None, no memory cap)."""
+    view = memoryview(mmap.mmap(fd, SIZE)).cast("q")
+    os.close(fd)
+    cap, next_pss = None, 0.0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            while pid:
+                if pid == inner:
+                    return status
+                pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 0
+        total, tasks = sample()
+        if cap is None:
+            cap = view[CAP] = total + memory_bytes if memory_bytes is not None else 2**62
+        generation = view[GENERATION]
+        if view[SEEN] != generation:
+            view[PEAK] = total
+            view[SEEN] = generation
+        elif total > view[PEAK]:
+            view[PEAK] = total
+        if tasks > TASKS:
+            _kill_all(view, TASKS_KILLED)
+        elif total > cap and time.monotonic() >= next_pss:
+            started = time.monotonic()
+            if proportional() > cap:
+                _kill_all(view, MEMORY)
+            next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
+        time.sleep(INTERVAL)
+
+
+def _kill_all(view: memoryview, reason: int) -> None:
+    view[KILLED] = reason
+    os.kill(-1, signal.SIGKILL)  # in a PID namespace: every process in it but PID 1
+
+
+class Page:
+    """Grader side: the shared page of one child, created (zeroed) before the child opens it behind its walls."""
+
+    def __init__(self, path: str):
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        try:
+            os.ftruncate(fd, SIZE)
+            self.map = mmap.mmap(fd, SIZE)
+        finally:
+            os.close(fd)
+        self.view = memoryview(self.map).cast("q")
+
+    def reset(self) -> None:
+        """Start a new peak (read it with `peak` after the call)."""
+        self.view[GENERATION] += 1
+
+    def peak(self, wait: float = 0.05) -> int | None:
+        """The summed peak since the last reset, waiting up to `wait` s for a first sample; None without one."""
+        view, deadline = self.view, time.monotonic() + wait
+        while view[SEEN] != view[GENERATION]:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(INTERVAL / 4)
+        return view[PEAK]
+
+    def killed(self) -> str | None:
+        """Why PID 1 killed the sandbox, in words; None if it did not."""
+        reason = self.view[KILLED]
+        if reason == MEMORY:
+            return (f"was killed by the sandbox: its processes together held more than "
+                    f"{self.view[CAP] / 2**30:.1f} GiB of memory")
+        if reason == TASKS_KILLED:
+            return f"was killed by the sandbox: it ran more than {TASKS} processes and threads at once"
+        return None
+
+    def close(self) -> None:
+        self.view.release()
+        self.map.close()
