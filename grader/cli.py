@@ -23,6 +23,7 @@ from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
 from grader.grading import BadInput, bad_input_document, grade, resolve_submission, resolve_topics  # noqa: E402
+from grader.sandbox import limits  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
@@ -60,6 +61,7 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
 @click.version_option(package_name="infergrade", message="infergrade %(version)s")
 def main():
     """Auto-graded exercises for LLM inference and serving."""
+    limits.cap_grader_memory()
 
 
 @main.command("list")

@@ -6,6 +6,7 @@ import resource
 
 OPEN_FILES = 256
 PROCESSES = 256
+GRADER_DATA_BYTES = 6 * 2**30  # the grader's own heap: about 0.3 GiB used; decoding caps keep replies far below
 
 
 def status_bytes(pid: int | str, field: str) -> int | None:
@@ -39,3 +40,12 @@ def apply_rlimits(memory_bytes: int | None, output_bytes: int) -> dict:
         limits["processes"] = PROCESSES
     limits["output_bytes"] = output_bytes
     return limits
+
+
+def cap_grader_memory() -> None:
+    """Cap the grader's own data (heap and private mappings): a reply or a check gone wrong ends in a MemoryError,
+    reported as a grader error in the results, never in the host running out of memory."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = GRADER_DATA_BYTES if hard == resource.RLIM_INFINITY else min(GRADER_DATA_BYTES, hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
