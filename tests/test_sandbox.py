@@ -392,3 +392,17 @@ def test_folders_left_by_a_killed_grader_are_removed_at_the_next_start(tmp_path,
         (folder / "output.txt").write_text("left behind")
     assert remote.remove_stale_folders() == 1
     assert not gone.exists() and running.exists()
+
+
+def test_the_grader_caps_its_own_data():
+    import resource
+    import subprocess
+
+    from grader.sandbox import limits
+
+    code = ("import resource; from grader.sandbox import limits; limits.cap_grader_memory(); "
+            "print(resource.getrlimit(resource.RLIMIT_DATA)[0])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+    assert int(out) == (limits.GRADER_DATA_BYTES if hard == resource.RLIM_INFINITY
+                        else min(limits.GRADER_DATA_BYTES, hard))
