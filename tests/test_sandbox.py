@@ -1,5 +1,6 @@
 """Containment: whatever a submission does costs only the call it happened in, and cannot reach the grader."""
 import os
+import sys
 import textwrap
 import time
 from pathlib import Path
