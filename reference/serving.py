@@ -27,7 +27,7 @@ def within(value, limit):
 
 
 def validated_request(request, index):
-    """The request's fields as numbers, or a ValueError naming the bad field."""
+    """The request itself once its fields are checked; a ValueError names the first bad one."""
     for key in ("id", "arrival", "prompt_tokens", "output_tokens"):
         if key not in request:
             raise ValueError(f"requests[{index}] has no {key!r}")

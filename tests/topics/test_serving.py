@@ -303,8 +303,11 @@ def points_by_function(module) -> dict:
 def test_hidden_checks_carry_at_least_70_percent_of_each_function():
     public, hidden = points_by_function(test_public), points_by_function(test_hidden)
     assert set(public) == set(hidden) == set(FUNCTIONS)
+    # the lesson check (hint serving_metrics) calls simulate first: the rule holds whichever function it counts for
+    lesson = test_public.test_lesson_throughput_against_tail.__infergrade__
+    public[lesson.hint] -= lesson.points
     for fn in FUNCTIONS:
-        assert hidden[fn] >= 0.7 * (public[fn] + hidden[fn]), (fn, public[fn], hidden[fn])
+        assert hidden[fn] >= 0.7 * (public[fn] + lesson.points + hidden[fn]), (fn, public[fn], hidden[fn])
 
 
 # --- stub, hints, mutants ------------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ def random_duration(r: random.Random, records: list) -> float:
 
 
 def random_percentiles(r: random.Random) -> tuple:
-    """A few percentiles in [0, 100]: the usual ones, the extremes, 99.9 and arbitrary ones."""
-    pool = [0, 25, 50, 75, 90, 95, 99, 99.9, 100, round(r.uniform(0, 100), 3), r.randint(1, 99)]
+    """A few percentiles in [0, 100]: the usual ones, the extremes, 99.9 and arbitrary ones (a fractional one is
+    never a whole number, whose key would be "p42", not "p42.0")."""
+    pool = [0, 25, 50, 75, 90, 95, 99, 99.9, 100, (r.randint(0, 999) + 0.5) / 10, r.randint(1, 99)]
     return tuple(sorted(set(r.sample(pool, r.randint(1, 5)))))
 
 
