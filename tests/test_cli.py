@@ -202,3 +202,16 @@ def test_verbose_check_shows_the_sandbox_reached(tmp_path):
     code, output = run("check", "kv_cache", "--submission", folder, "--verbose")
     level = next(line for line in output.splitlines() if line.startswith("sandbox: "))
     assert code == 0 and level.endswith("rlimits")
+
+
+def test_junit_totals_no_empty_misconception_and_stubs_as_failures(tmp_path):
+    out = tmp_path / "stubs.xml"
+    run("grade", "--submission", EXERCISES_DIR, "--topic", "kv_cache", "--seed", 1, "--out", out, "--format", "junit")
+    root = ET.parse(out).getroot()
+    cases = root.findall(".//testcase")
+    assert int(root.get("tests")) == len(cases) > 0
+    assert int(root.get("failures")) == len(cases) and root.get("errors") == "0"     # not started: failures
+    assert all(case.find("failure") is not None and case.find("error") is None for case in cases)
+    assert all(p.get("value") not in ("None", "") for p in root.iter("property"))
+    assert not [p for p in root.iter("property") if p.get("name") == "misconception"]
+    assert all("not implemented" in case.find("failure").get("message") for case in cases)

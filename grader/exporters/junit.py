@@ -1,16 +1,24 @@
-"""JUnit XML: one testsuite per topic, one testcase per check."""
+"""JUnit XML: one testsuite per topic, one testcase per check, totals on <testsuites>.
+
+Unimplemented functions ("not started") are failures that say so, never errors: errors are for crashes and hangs.
+"""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+FAILURES = ("failed", "not_started")
+ERRORS = ("error", "timeout", "interrupted")
+
 
 def to_junit(doc: dict) -> str:
-    root = ET.Element("testsuites", name="infergrade", time=f"{doc['duration_s']:.3f}")
+    every = [c for topic in doc["topics"] for c in topic["checks"]]
+    root = ET.Element("testsuites", name="infergrade", tests=str(len(every)),
+                      failures=_count(every, *FAILURES), errors=_count(every, *ERRORS),
+                      skipped=_count(every, "skipped"), time=f"{doc['duration_s']:.3f}")
     for topic in doc["topics"]:
         checks = topic["checks"]
         suite = ET.SubElement(root, "testsuite", name=topic["id"], tests=str(len(checks)),
-                              failures=_count(checks, "failed", "not_started"),
-                              errors=_count(checks, "error", "timeout", "interrupted"),
+                              failures=_count(checks, *FAILURES), errors=_count(checks, *ERRORS),
                               skipped=_count(checks, "skipped"), time=f"{topic['duration_s']:.3f}")
         if topic["status"] == "error" and topic["message"] and not checks:
             case = ET.SubElement(suite, "testcase", classname=topic["id"], name="import")
@@ -19,7 +27,8 @@ def to_junit(doc: dict) -> str:
             case = ET.SubElement(suite, "testcase", classname=topic["id"], name=c["id"].split(".", 1)[1],
                                  time=f"{c['duration_s']:.3f}")
             ET.SubElement(case, "properties").extend(
-                ET.Element("property", name=k, value=str(c[k])) for k in ("score", "max_score", "seed", "misconception"))
+                ET.Element("property", name=k, value=str(c[k]))
+                for k in ("score", "max_score", "seed", "misconception") if c[k] is not None)
             tag = {"failed": "failure", "not_started": "failure", "error": "error", "timeout": "error",
                    "interrupted": "error", "skipped": "skipped"}.get(c["status"])
             if tag:
