@@ -28,28 +28,53 @@ def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
         computed in float32 (or wider).
 
     Accumulate in float32 and never hold more than one [block_q, block_k] tile of scores: the grader caps
-    the memory a call may use. Scores can be large (hundreds): the result must stay finite.
+    the memory a call may use, summed over every process it starts. Scores can be large (hundreds): the result
+    must stay finite.
 
     Raises:
-        ValueError naming the argument: block_q or block_k < 1; q, k or v not 4-d.
+        ValueError naming the argument: block_q or block_k < 1; q, k or v not 4-d, or shapes that do not fit
+        together (k and v alike, B, H and D as in q); causal with Tq > Tk (name causal: the first Tq - Tk
+        queries would see no key at all).
     """
     raise NotImplementedError("TODO: tiled attention with an online softmax (running max and sum per query)")
 
 
 def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
-    """Score storage of one (batch, head) for naive versus tiled attention.
+    """Intermediate storage of one (batch, head): naive attention against the tiled algorithm.
 
     Args:
-        tq, tk: query and key lengths; d: head dim; block_q, block_k: tile sizes; dtype_bytes: bytes per score.
+        tq, tk: query and key lengths; d: head dim; block_q, block_k: tile sizes (no larger than tq and tk);
+        dtype_bytes: bytes per score.
 
     Returns:
         {"naive_scores": bytes of the full score matrix,
-         "tiled_scores": bytes of the largest score tile the tiled algorithm holds at once}.
+         "tiled_scores": bytes of one [block_q, block_k] score tile,
+         "tiled_state": bytes of what one query block carries from key tile to key tile (the output
+                        accumulator, the running max and the running sum), all float32 whatever dtype_bytes}.
 
     Raises:
         ValueError naming the argument when any of them is < 1.
     """
-    raise NotImplementedError("TODO: bytes of the full score matrix and of one score tile")
+    raise NotImplementedError("TODO: bytes of the full score matrix, of one score tile and of the running state")
+
+
+def attention_hbm_bytes(n, d, block_q, dtype_bytes=2):
+    """HBM traffic (bytes read plus bytes written) of one head's forward pass, n queries against n keys.
+
+    Both passes do the same multiply-adds; they differ in what goes through HBM. Count every element once per
+    read and once per write, dtype_bytes each, except lse (float32):
+    - "naive": three kernels. S = Q K^T reads Q and K and writes S; P = softmax(S) reads S and writes P;
+      O = P V reads P and V and writes O.
+    - "tiled": one kernel that keeps its tiles on chip. Each query block of block_q rows (the last may be
+      shorter) is read once and reads all of K and V; O is written once; lse is written once, 4 bytes a query.
+
+    Returns:
+        {"naive": int, "tiled": int}.
+
+    Raises:
+        ValueError naming the argument when any of them is < 1.
+    """
+    raise NotImplementedError("TODO: bytes the naive and the tiled pass move through HBM")
 
 
 @functools.cache

@@ -67,9 +67,12 @@ def session_cost(turns, prices, block_size, min_tokens):
     """Cost of a multi-turn session with prompt caching.
 
     Args:
-        turns: list of {"prompt": list of int token ids, "output_tokens": int >= 0}.
+        turns: list of {"prompt": list of int token ids, "output_tokens": int >= 0}, in the order they were sent
+            (a retried turn and a compaction call are turns like any other).
         prices: per-token prices {"input", "cache_write", "cache_read", "output"}.
         block_size, min_tokens: as in `cacheable_prefix`.
+    Prices, block size and minimum length are a provider's rules, and they change by provider, model and
+    version: they come in as arguments, never as figures built into the function.
     Each turn reads from the cache its `cacheable_prefix` with the previous turn's prompt (only when that prompt
     was written), writes the rest of its own prompt's full blocks when the prompt has at least `min_tokens`
     tokens, and pays the input price for its other prompt tokens.

@@ -5,7 +5,7 @@
 - `tiled_attention`: the contract's tiled algorithm written for clarity, in FlashAttention-1 order (outer loop
   over key tiles, inner loop over query tiles, running statistics kept for every query). It follows the input
   dtype like a submission must, so its own low-precision error calibrates the checks' tolerances.
-- `attention_memory_bytes`: the storage model of the two algorithms.
+- `attention_memory_bytes`, `attention_hbm_bytes`: the storage and the HBM traffic of the two algorithms.
 - `flash_attention_triton`: the Triton FlashAttention-2 kernels of `reference/kernels/flash_attention.py`.
 """
 import math
@@ -94,16 +94,43 @@ def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
     return o, lse
 
 
-def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
-    """Bytes of score storage: the full [tq, tk] matrix of naive attention versus one tile of the tiled one."""
-    for name, value in (("tq", tq), ("tk", tk), ("d", d), ("block_q", block_q), ("block_k", block_k),
-                        ("dtype_bytes", dtype_bytes)):
+def require_sizes(**sizes) -> None:
+    """Raise ValueError naming the first size that is not a positive int."""
+    for name, value in sizes.items():
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
+    """Intermediate storage of one (batch, head): the full [tq, tk] score matrix of naive attention versus one
+    [block_q, block_k] score tile and one query block's float32 running state of the tiled algorithm."""
+    require_sizes(tq=tq, tk=tk, d=d, block_q=block_q, block_k=block_k, dtype_bytes=dtype_bytes)
+    accumulator = block_q * d  # the output rows of one query block, summed over key tiles
+    running_max_and_sum = 2 * block_q  # m and l: one pair per query row
     return {
         "naive_scores": tq * tk * dtype_bytes,
-        "tiled_scores": min(block_q, tq) * min(block_k, tk) * dtype_bytes,
+        "tiled_scores": block_q * block_k * dtype_bytes,
+        "tiled_state": (accumulator + running_max_and_sum) * 4,  # float32 whatever the input dtype
     }
+
+
+def attention_hbm_bytes(n, d, block_q, dtype_bytes=2):
+    """HBM bytes of one head's forward pass (n queries and keys): three kernels that each read their inputs
+    from HBM and write their output back, against one tiled kernel that keeps scores on chip."""
+    require_sizes(n=n, d=d, block_q=block_q, dtype_bytes=dtype_bytes)
+    matrix = n * d  # elements of Q, K, V or O
+    scores = n * n  # elements of S or P
+    scores_kernel = 2 * matrix + scores  # read Q and K, write S = Q K^T
+    softmax_kernel = 2 * scores  # read S, write P = softmax(S)
+    output_kernel = scores + 2 * matrix  # read P and V, write O = P V
+    naive = (scores_kernel + softmax_kernel + output_kernel) * dtype_bytes
+
+    query_blocks = math.ceil(n / block_q)
+    q_once_and_o_once = 2 * matrix
+    k_and_v_per_query_block = query_blocks * 2 * matrix
+    lse = 4 * n  # one float32 per query, kept for the backward pass
+    tiled = (q_once_and_o_once + k_and_v_per_query_block) * dtype_bytes + lse
+    return {"naive": naive, "tiled": tiled}
 
 
 def flash_attention_triton(q, k, v, causal=False):

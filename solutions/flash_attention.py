@@ -1,5 +1,5 @@
 """Model answer for flash_attention: tiled attention with an online softmax (FlashAttention-2 order),
-the memory it saves, and the same algorithm as a Triton kernel."""
+the memory and the HBM traffic it saves, and the same algorithm as a Triton kernel."""
 import functools
 import math
 
@@ -71,15 +71,32 @@ def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
     return o, lse
 
 
-def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
-    """Score storage per (batch, head): the full [tq, tk] matrix versus one [block_q, block_k] tile."""
-    sizes = {"tq": tq, "tk": tk, "d": d, "block_q": block_q, "block_k": block_k, "dtype_bytes": dtype_bytes}
+def _positive(**sizes) -> None:
+    """Raise ValueError naming the first size below 1."""
     for name, value in sizes.items():
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
+    """Intermediate storage per (batch, head): the full [tq, tk] scores versus one tile and one query block's
+    float32 state (output accumulator [block_q, d], running max and sum [block_q] each)."""
+    _positive(tq=tq, tk=tk, d=d, block_q=block_q, block_k=block_k, dtype_bytes=dtype_bytes)
     return {
         "naive_scores": tq * tk * dtype_bytes,
-        "tiled_scores": min(tq, block_q) * min(tk, block_k) * dtype_bytes,
+        "tiled_scores": block_q * block_k * dtype_bytes,
+        "tiled_state": block_q * (d + 2) * 4,
+    }
+
+
+def attention_hbm_bytes(n, d, block_q, dtype_bytes=2):
+    """HBM traffic of one head's forward pass: S, P and O each round-trip through HBM in the naive pass; the
+    tiled pass reads Q once, K and V once per query block, and writes O and the float32 lse."""
+    _positive(n=n, d=d, block_q=block_q, dtype_bytes=dtype_bytes)
+    passes_over_kv = -(-n // block_q)
+    return {
+        "naive": 4 * n * (d + n) * dtype_bytes,  # QK->S: 2nd + n^2; S->P: 2n^2; PV->O: n^2 + 2nd
+        "tiled": 2 * n * d * (1 + passes_over_kv) * dtype_bytes + 4 * n,
     }
 
 

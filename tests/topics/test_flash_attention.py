@@ -75,13 +75,56 @@ def test_oracle_decode_query_sees_every_key():
     assert torch.equal(ref.attention(q, k, v, causal=True)[0], ref.attention(q, k, v, causal=False)[0])
 
 
-def test_memory_model_matches_the_issue():
-    assert ref.attention_memory_bytes(8192, 8192, 64, 64, 64) == {"naive_scores": 256 * 2**20,
-                                                                  "tiled_scores": 64 * 64 * 4}
-    assert sol.attention_memory_bytes(100, 30, 8, 64, 64, 2) == {"naive_scores": 6000, "tiled_scores": 3840}
+def test_memory_model_matches_the_contract():
+    # 8192 x 8192 float32 scores = 2**26 * 4 bytes = 256 MiB; a 64 x 64 tile 16 KiB; the state of 64 query rows
+    # at d = 64: 64 * 64 accumulator entries + 64 maxima + 64 sums = 4224 float32 = 16,896 bytes
+    want = {"naive_scores": 256 * 2**20, "tiled_scores": 64 * 64 * 4, "tiled_state": 16_896}
+    # d = 8, 2-byte scores, 64 x 16 tiles of a 100 x 30 matrix: 6000, 2048, and (64 * 8 + 128) * 4 = 2560
+    small = {"naive_scores": 6000, "tiled_scores": 2048, "tiled_state": 2560}
     for module in (ref, sol):
+        assert module.attention_memory_bytes(8192, 8192, 64, 64, 64) == want
+        assert module.attention_memory_bytes(100, 30, 8, 64, 16, 2) == small
         with pytest.raises(ValueError, match="block_k"):
             module.attention_memory_bytes(8, 8, 8, 4, 0)
+        with pytest.raises(ValueError, match=r"\bd\b"):
+            module.attention_memory_bytes(8, 8, 0, 4, 4)
+
+
+def test_hbm_model_worked_by_hand():
+    # n = 8192, d = 128, block_q = 128, 2 bytes. Naive: Q, K read and S written (2 * 2**20 + 2**26 elements),
+    # S read and P written (2 * 2**26), P and V read and O written (2**26 + 2 * 2**20): 4 * 2**20 + 4 * 2**26
+    # elements = 272,629,760, times 2 = 545,259,520 bytes. Tiled: 64 query blocks; Q read and O written once
+    # (2 * 2**20), K and V read 64 times (128 * 2**20): 136 * 2**20 elements = 272,629,760 bytes, plus 8192 * 4
+    # bytes of lse = 272,662,528.
+    # With block_q = 16: 512 query blocks, (2 + 1024) * 2**20 elements * 2 bytes + 32,768 = 2,151,710,720 bytes.
+    # One query block (n = 200 <= block_q = 256, d = 64, 4 bytes): tiled = 4 * 200 * 64 * 4 + 800 = 205,600;
+    # naive = (4 * 200 * 64 + 4 * 200**2) * 4 = 844,800.
+    for module in (ref, sol):
+        assert module.attention_hbm_bytes(8192, 128, 128) == {"naive": 545_259_520, "tiled": 272_662_528}
+        assert module.attention_hbm_bytes(8192, 128, 16) == {"naive": 545_259_520, "tiled": 2_151_710_720}
+        assert module.attention_hbm_bytes(200, 64, 256, 4) == {"naive": 844_800, "tiled": 205_600}
+        for args, name in (((0, 8, 8), "n"), ((8, 8, 0), "block_q"), ((8, 8, 8, 0), "dtype_bytes")):
+            with pytest.raises(ValueError, match=name):
+                module.attention_hbm_bytes(*args)
+
+
+@QUICK
+@given(n=st.integers(1, 2**17), d=st.integers(1, 256), block_q=st.integers(1, 4096), dtype_bytes=st.integers(1, 8))
+def test_hbm_tiled_pass_reads_kv_once_per_query_block(n, d, block_q, dtype_bytes):
+    got = ref.attention_hbm_bytes(n, d, block_q, dtype_bytes)
+    assert sol.attention_hbm_bytes(n, d, block_q, dtype_bytes) == got
+    blocks = len(range(0, n, block_q))  # the query blocks a tiled loop visits
+    assert got["tiled"] - 4 * n == (2 + 2 * blocks) * n * d * dtype_bytes
+    assert got["naive"] == 2 * (n * d + n * n) * dtype_bytes + 2 * (n * n + n * d) * dtype_bytes
+
+
+def test_hbm_public_cases_teach_where_tiling_wins():
+    from grader.checks.flash_attention.test_public import HBM_CASES
+
+    verdicts = {key: ref.attention_hbm_bytes(*args)["tiled"] < ref.attention_hbm_bytes(*args)["naive"]
+                for key, args in HBM_CASES.items()}
+    assert verdicts == {"hbm_8k_d128_bq128": True, "hbm_8k_d64_bq128": True, "hbm_8k_d128_bq16": False,
+                        "hbm_200_one_block": True}
 
 
 # --- the tiled algorithms -----------------------------------------------------------------------------------
@@ -135,6 +178,15 @@ def test_tiled_rejects_bad_arguments():
             module.tiled_attention(q, k, v, block_q=0)
         with pytest.raises(ValueError, match=r"\bq\b"):
             module.tiled_attention(q[0], k, v)
+        with pytest.raises(ValueError, match=r"\bv\b"):
+            module.tiled_attention(q, k, v[:, :, :3])
+        with pytest.raises(ValueError, match="causal"):  # 4 queries, 3 keys: query 0 would see no key
+            module.tiled_attention(q, k[:, :, :3], v[:, :, :3], causal=True)
+        module.tiled_attention(q, k[:, :, :3], v[:, :, :3])  # without the mask, Tq > Tk is fine
+
+
+def test_stub_says_when_a_causal_call_raises():
+    assert "causal with Tq > Tk" in " ".join(stub.tiled_attention.__doc__.split())
 
 
 # --- Triton kernels (interpreter on CPU) --------------------------------------------------------------------
@@ -215,6 +267,7 @@ def test_modules_import_without_triton(monkeypatch):
 @pytest.mark.parametrize("call", [
     lambda: stub.tiled_attention(*qkv((1, 1, 2, 2, 16), 0, torch.float32)),
     lambda: stub.attention_memory_bytes(8, 8, 8, 4, 4),
+    lambda: stub.attention_hbm_bytes(8, 8, 4),
     lambda: stub.flash_attention_triton(*qkv((1, 1, 2, 2, 16), 0, torch.float32)),
 ])
 def test_stub_raises_not_implemented(call):

@@ -1,6 +1,7 @@
 """Project tests for the prompt_cache topic: the reference's hashes, cache and prices against properties,
 hand-traced scenarios and brute force, the solution against the reference, the stub, the hints and the mutants."""
 import random
+import re
 import types
 from pathlib import Path
 
@@ -9,13 +10,17 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from exercises import prompt_cache as stub
-from grader.checks.prompt_cache.conversation import BLOCK_SIZE, MIN_TOKENS, PRICES, SESSIONS
+from grader.checks.prompt_cache import conversation
+from grader.checks.prompt_cache.conversation import CHATS, QA, SYSTEM, agent_session
 from grader.checks.prompt_cache.expect import run_ops, session_difference, session_misconceptions, uncapped_prefix
+from grader.checks.prompt_cache.pricing import PROVIDERS, SONNET4, UNIT_PRICES
+from grader.checks.prompt_cache.test_hidden import agent_session as random_agent_session
 from grader.checks.prompt_cache.test_hidden import random_ops, random_session
 from reference import prompt_cache as ref
 from solutions import prompt_cache as sol
 
 ROOT = Path(__file__).resolve().parents[2]
+PRICES, BLOCK_SIZE, MIN_TOKENS = SONNET4["prices"], SONNET4["block_size"], SONNET4["min_tokens"]
 MUTANTS = ROOT / "tests" / "mutants" / "prompt_cache"
 FUNCTIONS = ("block_hashes", "PrefixCache", "cacheable_prefix", "session_cost")
 MISCONCEPTIONS = {"partial_block_hashed", "unchained_hash", "full_prompt_hit", "cache_read_full_price"}
@@ -99,12 +104,12 @@ def test_cacheable_prefix_matches_brute_force(prev, tokens, block_size, min_toke
 
 
 def test_stable_prefix_reads_the_previous_prompt_and_the_timestamp_reads_nothing():
-    stable = SESSIONS["stable prefix, dynamic part at the end"]
+    stable = CHATS["stable prefix, dynamic part at the end"]
     result = ref.session_cost(stable, PRICES, BLOCK_SIZE, MIN_TOKENS)
     for turn, previous, row in zip(stable[1:], stable, result["turns"][1:]):
         assert turn["prompt"][:len(previous["prompt"])] == previous["prompt"]
         assert row["cached"] == len(previous["prompt"]) // BLOCK_SIZE * BLOCK_SIZE
-    stamped = ref.session_cost(SESSIONS["timestamp at the front of every turn"], PRICES, BLOCK_SIZE, MIN_TOKENS)
+    stamped = ref.session_cost(CHATS["timestamp at the front of every turn"], PRICES, BLOCK_SIZE, MIN_TOKENS)
     assert all(row["cached"] == 0 for row in stamped["turns"]) and stamped["hit_rate"] == 0.0
     no_cache = sum(len(t["prompt"]) * PRICES["input"] + t["output_tokens"] * PRICES["output"] for t in stable)
     assert result["total_cost"] < no_cache < stamped["total_cost"]
@@ -112,10 +117,47 @@ def test_stable_prefix_reads_the_previous_prompt_and_the_timestamp_reads_nothing
     assert result["hit_rate"] == pytest.approx(sum(r["cached"] for r in result["turns"]) / prompt_tokens)
 
 
+def test_agent_session_worked_by_hand():
+    turns = agent_session()
+    # task 0, task 1 (fails), task 1 again, task 2, the compaction call, task 3
+    assert [t["output_tokens"] for t in turns] == [120, conversation.FAILED_OUTPUT, 150, 180, 240, 210]
+    assert turns[1]["prompt"] == turns[2]["prompt"]  # the retry sends the same prompt
+    assert turns[4]["prompt"][:len(turns[3]["prompt"])] == turns[3]["prompt"]  # compaction reads the history
+    assert turns[5]["prompt"][:len(SYSTEM) + 240] == SYSTEM + conversation.SUMMARY
+    for provider in PROVIDERS.values():
+        block = provider["block_size"]
+        rows = ref.session_cost(turns, provider["prices"], block, provider["min_tokens"])["turns"]
+        n = [len(t["prompt"]) for t in turns]  # 1540, 1707, 1707, 1911, 2121, 1801
+        # the retry reads every whole block that ends before its last token and writes nothing new
+        assert (rows[2]["cached"], rows[2]["written"]) == ((n[2] - 1) // block * block, 0)
+        # the compaction call reads all of task 2's full blocks: its prompt extends task 2's
+        assert rows[4]["cached"] == n[3] // block * block
+        # after the compaction only the system prompt's whole blocks are read: 1488 (16-token), 1408 (128-token)
+        assert rows[5]["cached"] == len(SYSTEM) // block * block == {16: 1488, 128: 1408}[block]
+
+
+def test_padding_raises_the_hit_rate_and_the_bill_together():
+    for provider in PROVIDERS.values():
+        lean, padded = (ref.session_cost(turns, provider["prices"], provider["block_size"], provider["min_tokens"])
+                        for turns in QA.values())
+        assert all(len(t["prompt"]) < provider["min_tokens"] for t in QA["lean"])  # never cached
+        assert lean["hit_rate"] == 0 and padded["hit_rate"] > 0.6
+        assert padded["total_cost"] > 1.1 * lean["total_cost"]
+
+
+def test_product_figures_are_inputs_with_their_source_and_date():
+    for provider in PROVIDERS.values():
+        assert re.search(r"\(\d{4}-\d{2}\)", provider["label"])
+        assert set(provider["prices"]) == {"input", "cache_write", "cache_read", "output"}
+    assert UNIT_PRICES["cache_write"] / UNIT_PRICES["input"] == SONNET4["prices"]["cache_write"] / PRICES["input"]
+    for folder in ("exercises", "solutions", "reference"):
+        code = (ROOT / folder / "prompt_cache.py").read_text()
+        assert not re.search(r"\b(1\.25|0\.1|1024|1_024|3e-6)\b", code), f"{folder} builds in a product's figure"
+
+
 def test_session_cost_prices_each_kind_of_token():
     turns = [{"prompt": list(range(10)), "output_tokens": 5}, {"prompt": list(range(15)), "output_tokens": 3}]
-    prices = {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 5.0}
-    result = ref.session_cost(turns, prices, 4, 8)
+    result = ref.session_cost(turns, UNIT_PRICES, 4, 8)
     assert [(r["cached"], r["written"], r["uncached"]) for r in result["turns"]] == [(0, 8, 2), (8, 4, 3)]
     assert [r["cost"] for r in result["turns"]] == pytest.approx([8 * 1.25 + 2 + 25, 0.8 + 5 + 3 + 15])
     assert result["hit_rate"] == pytest.approx(8 / 25)
@@ -143,9 +185,19 @@ def test_solution_hashes_and_prefix_match_reference(prev, tokens, block_size, mi
 @QUICK
 @given(seed=seeds, block_size=st.integers(1, 16), min_tokens=st.integers(0, 48))
 def test_solution_session_cost_matches_reference(seed, block_size, min_tokens):
-    turns = random_session(random.Random(seed))
-    expected = ref.session_cost(turns, PRICES, block_size, min_tokens)
-    assert session_difference(sol.session_cost(turns, PRICES, block_size, min_tokens), expected) is None
+    for turns in (random_session(random.Random(seed)), random_agent_session(random.Random(seed))):
+        expected = ref.session_cost(turns, PRICES, block_size, min_tokens)
+        assert session_difference(sol.session_cost(turns, PRICES, block_size, min_tokens), expected) is None
+
+
+def test_random_agent_sessions_retry_and_compact():
+    seen = {"retry": 0, "compaction": 0}
+    for seed in range(200):
+        turns = random_agent_session(random.Random(seed))
+        prompts = [t["prompt"] for t in turns]
+        seen["retry"] += any(a == b for a, b in zip(prompts, prompts[1:]))
+        seen["compaction"] += any(len(b) < len(a) for a, b in zip(prompts, prompts[1:]))
+    assert min(seen.values()) > 50
 
 
 TURN = [{"prompt": [1, 2, 3], "output_tokens": 1}]
@@ -204,7 +256,7 @@ def test_mutants_state_their_bug_and_keep_the_api(misconception):
 
 def test_cache_read_full_price_is_what_its_prediction_says():
     module = mutant("cache_read_full_price")
-    for turns in SESSIONS.values():
+    for turns in [*CHATS.values(), *QA.values(), agent_session()]:
         predicted = session_misconceptions(ref, turns, PRICES, BLOCK_SIZE, MIN_TOKENS)
         got = module.session_cost(turns, PRICES, BLOCK_SIZE, MIN_TOKENS)
         if "cache_read_full_price" in predicted:

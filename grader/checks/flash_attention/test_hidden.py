@@ -1,11 +1,12 @@
 """Hidden flash_attention checks: random shapes, tiles, dtypes and score magnitudes drawn from the seed, compared
 with the live reference."""
+import re
 
 import torch
 
 from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected
 from grader.checks.flash_attention.inputs import between, pick, randn_qkv, with_row_scores
-from grader.engine import check, expect_equal, reference, require
+from grader.engine import check, expect_equal, expect_raises, fail, reference, require
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 # the fused attention family at the dispatcher, whatever the entry point (torch.ops.aten._scaled_dot_product_...,
@@ -71,17 +72,46 @@ def test_random_large_scores(sub, rng):
         expect_attention(result, case, sub.last_call, torch.float32)
 
 
+@check("random_bad_shapes", points=2, hint="tiled_attention",
+       title="tiled_attention raises ValueError naming causal when Tq > Tk, and naming v when k and v differ")
+def test_random_bad_shapes(sub, rng):
+    for _ in range(4):
+        b, h, tk, d = between(rng, 1, 2), between(rng, 1, 3), between(rng, 1, 40), pick(rng, HEAD_DIMS)
+        q, k, v = randn_qkv(rng, b, h, tk + between(rng, 1, 40), tk, d, torch.float32)
+        message = expect_raises(ValueError, sub.tiled_attention, q, k, v, causal=True,
+                                block_q=pick(rng, TILES), block_k=pick(rng, TILES))
+        if not re.search(r"\bcausal\b", message):
+            fail("tiled_attention with causal=True and Tq > Tk raised a ValueError that does not name 'causal'")
+        message = expect_raises(ValueError, sub.tiled_attention, q, k, v[..., :d // 2])
+        if not re.search(r"\bv\b", message):
+            fail("tiled_attention with v of another head dim than k raised a ValueError that does not name 'v'")
+
+
 @check("random_memory_bytes", points=7, hint="attention_memory_bytes",
        title="attention_memory_bytes on random sizes (tiles no larger than the sequence)")
 def test_random_memory_bytes(sub, rng):
     ref = reference("flash_attention")
     for _ in range(20):
+        # Tiles no larger than the sequences: whether a larger tile counts whole or clamped is left open.
         tq, tk = between(rng, 1, 2**17), between(rng, 1, 2**17)
         args = (tq, tk, pick(rng, HEAD_DIMS), between(rng, 1, min(tq, 1024)), between(rng, 1, min(tk, 1024)),
                 pick(rng, [1, 2, 4, 8]))
         got = sub.attention_memory_bytes(*args)
         want = ref.attention_memory_bytes(*args)
-        picked = {n: got[n] for n in want if n in got} if isinstance(got, dict) else got
+        picked = {name: got[name] for name in want if name in got} if isinstance(got, dict) else got
+        expect_equal(picked, want, sub.last_call)
+
+
+@check("random_hbm_bytes", points=7, hint="attention_hbm_bytes",
+       title="attention_hbm_bytes on random lengths, head dims, query blocks (some longer than n) and dtypes")
+def test_random_hbm_bytes(sub, rng):
+    ref = reference("flash_attention")
+    for _ in range(20):
+        n = between(rng, 1, 2**17)
+        args = (n, pick(rng, HEAD_DIMS), between(rng, 1, 2 * min(n, 1024)), pick(rng, [1, 2, 4]))
+        got = sub.attention_hbm_bytes(*args)
+        want = ref.attention_hbm_bytes(*args)
+        picked = {name: got[name] for name in want if name in got} if isinstance(got, dict) else got
         expect_equal(picked, want, sub.last_call)
 
 

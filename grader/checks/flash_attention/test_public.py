@@ -110,7 +110,7 @@ def test_memory_8192(sub):
 
 
 @check("bad_arguments", points=1, hint="tiled_attention",
-       title="tiled_attention raises ValueError naming block_q, block_k or q")
+       title="tiled_attention raises ValueError naming block_q, block_k, q, v, or causal when Tq > Tk")
 def test_bad_arguments(sub):
     q, k, v = lattice_qkv(1, 1, 8, 8, 16, salt=110)
     for kwargs, name in (({"block_q": 0}, "block_q"), ({"block_k": 0}, "block_k"), ({"block_k": -4}, "block_k")):
@@ -120,38 +120,91 @@ def test_bad_arguments(sub):
     message = expect_raises(ValueError, sub.tiled_attention, q[0], k, v)
     if not re.search(r"\bq\b", message):
         fail(f"{sub.last_call} (q is 3-d) raised ValueError({message!r}); the message should name 'q'")
+    message = expect_raises(ValueError, sub.tiled_attention, q, k, v[:, :, :5])
+    if not re.search(r"\bv\b", message):
+        fail(f"{sub.last_call} (k has 8 keys, v 5) raised ValueError({message!r}); the message should name 'v'")
+    # 8 queries, 5 keys, bottom-right aligned: query i sees keys j <= i - 3, so queries 0, 1 and 2 see none
+    message = expect_raises(ValueError, sub.tiled_attention, q, k[:, :, :5], v[:, :, :5], causal=True)
+    if not re.search(r"\bcausal\b", message):
+        fail(f"{sub.last_call} (Tq = 8 > Tk = 5: queries 0-2 would see no key) raised ValueError({message!r}); "
+             f"the message should name 'causal'")
 
 
-MEMORY_CASES = {  # key: (tq, tk, d, block_q, block_k, dtype_bytes)
+MEMORY_CASES = {  # key: (tq, tk, d, block_q, block_k, dtype_bytes); tiles no larger than the sequences
     "memory_bytes_8k_64": (8192, 8192, 64, 64, 64, 4),
     "memory_bytes_8k_512_bf16": (8192, 8192, 64, 512, 512, 2),
     "memory_bytes_1k_4k": (1024, 4096, 128, 128, 256, 4),
+    "memory_bytes_4k_d256_bf16": (4096, 4096, 256, 64, 32, 2),  # the state outweighs the score tile
 }
+MEMORY_KEYS = ("naive_scores", "tiled_scores", "tiled_state")
 
 
 @check("memory_bytes", points=2, hint="attention_memory_bytes",
-       title="attention_memory_bytes: 256 MiB of naive scores at 8192x8192 float32 against one 64x64 tile")
+       title="attention_memory_bytes: the full T x T scores against one tile and one query block's float32 state")
 def test_memory_bytes(sub):
     for key, args in MEMORY_CASES.items():
         want = golden(key, lambda: reference("flash_attention").attention_memory_bytes(*args))
         got = sub.attention_memory_bytes(*args)
         what = sub.last_call
         expect_type(got, dict, what)
-        for name in ("naive_scores", "tiled_scores"):
+        for name in MEMORY_KEYS:
             if name not in got:
-                fail(f"{what} returned keys {sorted(map(str, got))}; expected 'naive_scores' and 'tiled_scores'")
+                fail(f"{what} returned keys {sorted(map(str, got))}; expected {', '.join(map(repr, MEMORY_KEYS))}")
             expect_type(got[name], int, f"{what}[{name!r}]")
+        tiled = want["tiled_scores"] + want["tiled_state"]
         expect_equal({n: got[n] for n in want}, want,
-                     f"{what} (naive holds {want['naive_scores'] / MIB:g} MiB of scores, the tiled algorithm "
-                     f"{want['tiled_scores'] / 1024:g} KiB: {want['naive_scores'] // want['tiled_scores']}x less)")
+                     f"{what} (naive holds {want['naive_scores'] / MIB:g} MiB of scores; the tiled algorithm a "
+                     f"{want['tiled_scores'] / 1024:g} KiB tile and {want['tiled_state'] / 1024:g} KiB of float32 "
+                     f"accumulator, max and sum: {want['naive_scores'] / tiled:.0f}x less)")
 
 
 @check("memory_bytes_bad_arguments", points=1, hint="attention_memory_bytes",
        title="attention_memory_bytes raises ValueError naming a size below 1")
 def test_memory_bytes_bad_arguments(sub):
-    for args, name in (((0, 64, 64, 16, 16), "tq"), ((64, 64, 64, 16, 0), "block_k"),
+    for args, name in (((0, 64, 64, 16, 16), "tq"), ((64, 64, 0, 16, 16), "d"), ((64, 64, 64, 16, 0), "block_k"),
                        ((64, 64, 64, 16, 16, 0), "dtype_bytes")):
         message = expect_raises(ValueError, sub.attention_memory_bytes, *args)
+        if not re.search(rf"\b{name}\b", message):
+            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+
+
+HBM_CASES = {  # key: (n, d, block_q, dtype_bytes)
+    "hbm_8k_d128_bq128": (8192, 128, 128, 2),  # K and V are re-read 64 times, S and P never leave the chip
+    "hbm_8k_d64_bq128": (8192, 64, 128, 2),  # half the bytes per re-read of K and V
+    "hbm_8k_d128_bq16": (8192, 128, 16, 2),  # 512 re-reads of K and V: more traffic than writing S and P
+    "hbm_200_one_block": (200, 64, 256, 4),  # one query block: K and V are read once
+}
+
+
+def intensity(n: int, d: int, moved: int) -> float:
+    """FLOPs per HBM byte of an attention forward pass: Q K^T and P V are 2 n^2 d each, whichever algorithm."""
+    return 4 * n * n * d / moved
+
+
+@check("hbm_bytes", points=2, hint="attention_hbm_bytes",
+       title="attention_hbm_bytes: same FLOPs, less HBM traffic when the query blocks are large enough")
+def test_hbm_bytes(sub):
+    for key, (n, d, block_q, dtype_bytes) in HBM_CASES.items():
+        want = golden(key, lambda: reference("flash_attention").attention_hbm_bytes(n, d, block_q, dtype_bytes))
+        got = sub.attention_hbm_bytes(n, d, block_q, dtype_bytes)
+        what = sub.last_call
+        expect_type(got, dict, what)
+        for name in ("naive", "tiled"):
+            if name not in got:
+                fail(f"{what} returned keys {sorted(map(str, got))}; expected 'naive' and 'tiled'")
+            expect_type(got[name], int, f"{what}[{name!r}]")
+        expect_equal({name: got[name] for name in want}, want,
+                     f"{what} (both passes do {4 * n * n * d / 1e9:.3g} GFLOP; the naive one moves "
+                     f"{want['naive'] / MIB:.4g} MiB, {intensity(n, d, want['naive']):.0f} FLOP/byte, the tiled one "
+                     f"{want['tiled'] / MIB:.4g} MiB, {intensity(n, d, want['tiled']):.0f} FLOP/byte)")
+
+
+@check("hbm_bytes_bad_arguments", points=1, hint="attention_hbm_bytes",
+       title="attention_hbm_bytes raises ValueError naming a size below 1")
+def test_hbm_bytes_bad_arguments(sub):
+    for args, name in (((0, 64, 64), "n"), ((64, 0, 64), "d"), ((64, 64, 0), "block_q"),
+                       ((64, 64, 64, 0), "dtype_bytes")):
+        message = expect_raises(ValueError, sub.attention_hbm_bytes, *args)
         if not re.search(rf"\b{name}\b", message):
             fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
 

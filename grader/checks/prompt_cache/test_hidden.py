@@ -115,6 +115,13 @@ def test_random_cacheable_prefix(sub, seed):
             fail(f"{what} returned {got}, expected {expected}", "full_prompt_hit" if got == uncapped else None)
 
 
+def random_prices(r: random.Random) -> dict:
+    """Per-token prices with random ratios: write 1x to 2x input, read 0.1x to 0.5x, output 1x to 5x."""
+    base = r.choice([1e-7, 1e-6, 3e-6, 1.5e-5])
+    return {"input": base, "cache_write": base * r.choice([1.0, 1.25, 2.0]),
+            "cache_read": base * r.choice([0.1, 0.25, 0.5]), "output": base * r.choice([1, 4, 5])}
+
+
 def random_session(r: random.Random) -> list:
     """Turns whose prompts mostly grow from the previous one, later ones sometimes restart or shrink.
 
@@ -139,11 +146,44 @@ def test_random_session_cost(sub, seed):
     r = random.Random(seed)
     ref = reference("prompt_cache")
     for _ in range(CASES):
-        turns = random_session(r)
-        base = r.choice([1e-7, 1e-6, 3e-6, 1.5e-5])
-        prices = {"input": base, "cache_write": base * r.choice([1.0, 1.25, 2.0]),
-                  "cache_read": base * r.choice([0.1, 0.25, 0.5]), "output": base * r.choice([1, 4, 5])}
+        turns, prices = random_session(r), random_prices(r)
         block_size, min_tokens = r.randint(1, 16), r.randint(0, 48)
+        expect_session(sub.session_cost(turns, prices, block_size, min_tokens),
+                       ref.session_cost(turns, prices, block_size, min_tokens),
+                       f"session_cost({turns}, {prices}, {block_size}, {min_tokens})",
+                       session_misconceptions(ref, turns, prices, block_size, min_tokens))
+
+
+def agent_session(r: random.Random) -> list:
+    """An agent's turns: each extends the history; some fail and are sent again unchanged; some are compaction
+    calls whose summary replaces the history after the system prompt. Half the sessions carry a long unused
+    prefix in their system prompt."""
+    system = random_tokens(r, 0, 12) + (random_tokens(r, 10, 40) if r.random() < 0.5 else [])
+    history, turns = [], []
+    for _ in range(r.randint(2, 8)):
+        event = r.random()
+        if event < 0.25 and history:  # compaction: the history in, a summary out
+            summary = random_tokens(r, 1, 12)
+            turns.append({"prompt": system + history + random_tokens(r, 1, 4), "output_tokens": len(summary)})
+            history = summary
+            continue
+        message, answer = random_tokens(r, 1, 10), random_tokens(r, 0, 20)
+        prompt = system + history + message
+        if event < 0.5:  # a failed answer, billed and thrown away, then the same prompt again
+            turns.append({"prompt": prompt, "output_tokens": r.randint(0, 60)})
+        turns.append({"prompt": prompt, "output_tokens": len(answer)})
+        history = history + message + answer
+    return turns
+
+
+@check("random_agent_sessions", points=10, hint="session_cost",
+       title="session_cost on random agent sessions with failed turns redone, compaction calls and padded prefixes")
+def test_random_agent_sessions(sub, seed):
+    r = random.Random(seed)
+    ref = reference("prompt_cache")
+    for _ in range(CASES):
+        turns, prices = agent_session(r), random_prices(r)
+        block_size, min_tokens = r.randint(1, 8), r.randint(0, 40)
         expect_session(sub.session_cost(turns, prices, block_size, min_tokens),
                        ref.session_cost(turns, prices, block_size, min_tokens),
                        f"session_cost({turns}, {prices}, {block_size}, {min_tokens})",

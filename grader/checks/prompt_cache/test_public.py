@@ -1,6 +1,8 @@
-"""Public prompt_cache checks: hash properties, small prefix-cache scenarios, cacheable prefixes, and the cost of
-a stable prompt versus a timestamped one; answers from the goldens."""
-from grader.checks.prompt_cache.conversation import BLOCK_SIZE, MIN_TOKENS, PRICES, SESSIONS
+"""Public prompt_cache checks: hash properties, small prefix-cache scenarios, cacheable prefixes, and what caching
+does to the cost of sessions (a stable prompt against a timestamped one, a failed turn redone and a compaction
+call, a padded prompt whose hit rate rises with its bill); answers from the goldens."""
+from grader.checks.prompt_cache.conversation import CHATS, QA, agent_session
+from grader.checks.prompt_cache.pricing import PROVIDERS, SONNET4, UNIT_PRICES
 from grader.checks.prompt_cache.expect import (expect_matches, expect_session, hashes_of, run_ops,
                                                session_misconceptions, uncapped_prefix)
 from grader.engine import check, expect_raises, expect_type, fail, golden, reference
@@ -181,24 +183,34 @@ def test_cacheable_prefix_cases(sub):
                  "full_prompt_hit" if got == case["full_prompt_hit"] else None)
 
 
-def expect_cost(sub, key: str, label: str, turns: list, prices: dict, block_size: int, min_tokens: int) -> None:
-    """The submission's session_cost must equal the golden `key`."""
+def expect_cost(sub, key: str, label: str, turns: list, prices: dict, block_size: int, min_tokens: int,
+                rules: str | None = None) -> dict:
+    """The submission's session_cost must equal the golden `key`; returns the golden result. `rules` names whose
+    prices and thresholds these are."""
     def compute() -> dict:
         ref = reference("prompt_cache")
         return {"expected": ref.session_cost(turns, prices, block_size, min_tokens),
                 "wrong": session_misconceptions(ref, turns, prices, block_size, min_tokens)}
     case = golden(f"cost.{key}", compute)
-    what = f"session_cost({label}, prices={prices}, block_size={block_size}, min_tokens={min_tokens})"
+    what = (f"session_cost({label}, prices={prices}, block_size={block_size}, min_tokens={min_tokens})"
+            + (f" under {rules}" if rules else ""))
     expect_session(sub.session_cost(turns, prices, block_size, min_tokens), case["expected"], what, case["wrong"])
+    return case["expected"]
+
+
+def expect_provider_cost(sub, key: str, name: str, turns: list, provider: dict) -> dict:
+    """expect_cost for a session of conversation.py under a provider's rules from pricing.py."""
+    lengths = [len(turn["prompt"]) for turn in turns]
+    label = f"<{name}: prompts of {lengths} tokens, see grader/checks/prompt_cache/conversation.py>"
+    return expect_cost(sub, key, label, turns, provider["prices"], provider["block_size"], provider["min_tokens"],
+                       f"{provider['label']}'s rules (grader/checks/prompt_cache/pricing.py)")
 
 
 @check("stable_prompt_vs_timestamp", points=3, hint="session_cost",
        title="a stable prefix reads most of every prompt from the cache; a timestamp at the front reads nothing")
 def test_stable_prompt_vs_timestamp(sub):
-    for name, turns in SESSIONS.items():
-        lengths = [len(turn["prompt"]) for turn in turns]
-        label = f"<{name}: prompts of {lengths} tokens, see grader/checks/prompt_cache/conversation.py>"
-        expect_cost(sub, name.replace(" ", "_"), label, turns, PRICES, BLOCK_SIZE, MIN_TOKENS)
+    for name, turns in CHATS.items():
+        expect_provider_cost(sub, name.replace(" ", "_"), name, turns, SONNET4)
 
 
 P16 = list(range(70, 86))
@@ -215,8 +227,26 @@ RULES_TURNS = [  # block_size 4, min_tokens 8
 @check("session_cost_rules", points=2, hint="session_cost",
        title="session_cost reads only what the previous written prompt shares, writes full blocks, bills each kind")
 def test_session_cost_rules(sub):
-    prices = {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 5.0}
-    expect_cost(sub, "rules", repr(RULES_TURNS), RULES_TURNS, prices, 4, 8)
+    expect_cost(sub, "rules", repr(RULES_TURNS), RULES_TURNS, UNIT_PRICES, 4, 8,
+                "Anthropic's 5-minute-cache price ratios (2025-05) in units of the input price")
+
+
+@check("agent_retry_and_compaction", points=2, hint="session_cost",
+       title="a failed turn is billed and its retry reads the cache; after a compaction only the system prompt hits")
+def test_agent_retry_and_compaction(sub):
+    for key, provider in PROVIDERS.items():
+        expect_provider_cost(sub, f"agent.{key}", "agent session: task 1 fails and is redone, a compaction call "
+                             "before task 3", agent_session(), provider)
+
+
+@check("hit_rate_is_not_the_goal", points=2, hint="session_cost",
+       title="unused tool descriptions in front of a short session raise its hit rate and its total cost together")
+def test_hit_rate_is_not_the_goal(sub):
+    # Both providers' rules: lean 0 hit rate, padded about 0.7, and the padded bill 14% (GPT-5) to 26% (Sonnet 4)
+    # higher (tests/topics/test_prompt_cache.py recomputes it): the hit rate alone never decides.
+    for key, provider in PROVIDERS.items():
+        for name, turns in QA.items():
+            expect_provider_cost(sub, f"qa.{key}.{name.split()[0]}", f"Q&A session, {name}", turns, provider)
 
 
 BAD_CALLS = [
@@ -225,9 +255,9 @@ BAD_CALLS = [
     ("capacity_blocks", "PrefixCache", (-1, 4)),
     ("block_size", "cacheable_prefix", ([1, 2, 3], [1, 2, 3, 4], 0, 0)),
     ("min_tokens", "cacheable_prefix", ([1, 2, 3], [1, 2, 3, 4], 2, -1)),
-    ("block_size", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": 1}], PRICES, 0, 0)),
-    ("min_tokens", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": 1}], PRICES, 2, -5)),
-    ("output_tokens", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": -2}], PRICES, 2, 0)),
+    ("block_size", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": 1}], UNIT_PRICES, 0, 0)),
+    ("min_tokens", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": 1}], UNIT_PRICES, 2, -5)),
+    ("output_tokens", "session_cost", ([{"prompt": [1, 2, 3], "output_tokens": -2}], UNIT_PRICES, 2, 0)),
 ]
 
 
