@@ -1,11 +1,12 @@
-"""Bug: ignores kv_lora_rank/qk_rope_head_dim and sizes an MLA model as if it cached a K/V pair per head."""
+"""Bug: ignores the MLA latent and sizes DeepSeek-style attention as plain MHA: per head, a K of qk_nope_head_dim +
+qk_rope_head_dim and a V of v_head_dim."""
 
 
-def kv_bytes_per_token(config: dict, dtype_bytes: int = 2) -> int:
-    if dtype_bytes < 1:
-        raise ValueError(f"dtype_bytes must be >= 1, got {dtype_bytes}")
-    layers = _required(config, "num_hidden_layers")
+def _layer_elements(config: dict) -> int:
     heads = _required(config, "num_attention_heads")
+    if config.get("kv_lora_rank") is not None:
+        key = _required(config, "qk_nope_head_dim") + _required(config, "qk_rope_head_dim")
+        return heads * (key + _required(config, "v_head_dim"))
     kv_heads = config.get("num_key_value_heads") or heads
     head_dim = config.get("head_dim") or _required(config, "hidden_size") // heads
-    return layers * 2 * kv_heads * head_dim * dtype_bytes
+    return 2 * kv_heads * head_dim
