@@ -2,8 +2,10 @@
 
 `model` is a dict with `params`, `weight_bytes`, `kv_bytes_per_token`, `n_layers`, `d_model`.
 `hw` is a dict with `peak_flops` (FLOP/s), `mem_bandwidth` (bytes/s) and optional `flops_efficiency` and
-`bandwidth_efficiency` (fractions of the peak actually reached; default 1.0).
-All times are in seconds (float).
+`bandwidth_efficiency` (fractions of the peak actually reached; default 1.0). Hardware figures are inputs: the
+checks use datasheet numbers and name their source.
+A pass or step takes the slower of its compute time (FLOPs / achievable FLOP/s) and its memory time (bytes it
+reads / achievable bytes/s). All times are in seconds (float).
 """
 
 
@@ -15,12 +17,13 @@ def prefill_seconds(model, hw, new_tokens, cached_tokens=0):
         new_tokens: tokens computed in this pass (n >= 0).
         cached_tokens: tokens already in the KV cache that the new tokens attend to (>= 0).
     Returns:
-        max(F / flops, weight_bytes / bandwidth) with
-        F = 2·params·n + 2·n_layers·d_model·n·(2·cached_tokens + n), rates scaled by the efficiencies.
+        0.0 when new_tokens is 0 (no pass runs). Otherwise the slower of:
+        compute: F = 2·params·n + 2·n_layers·d_model·n·(2·cached_tokens + n) FLOPs;
+        memory: the pass reads every weight once and the cached K/V of every cached token.
     Raises:
         ValueError naming `new_tokens` or `cached_tokens` when it is negative.
     """
-    raise NotImplementedError("TODO: prefill_seconds — the slower of the compute time and the weight-read time")
+    raise NotImplementedError("TODO: prefill_seconds — the slower of the compute time and the memory time")
 
 
 def decode_step_seconds(model, hw, context_lens):
@@ -28,14 +31,49 @@ def decode_step_seconds(model, hw, context_lens):
 
     Args:
         model, hw: see the module docstring.
-        context_lens: list of ints, one per sequence (batch B = len(context_lens)): the tokens in its KV cache.
+        context_lens: list of ints, one per sequence (batch B = len(context_lens)): the tokens already in its
+            KV cache.
     Returns:
-        The slower of the compute time (2·params FLOPs per sequence) and the memory time: everything a
-        decode step has to read from memory, divided by the bandwidth.
+        The slower of compute (2·params FLOPs per sequence) and memory: the step reads every weight once, shared
+        by the batch, and the cached K/V of every context token of every sequence (the new token's own K/V write
+        is not counted).
     Raises:
         ValueError naming `context_lens` when a length is negative.
     """
     raise NotImplementedError("TODO: decode_step_seconds — compute time vs. time to read what one step needs")
+
+
+def critical_batch_size(model, hw, context_len):
+    """The smallest batch at which a decode step stops being memory-bound.
+
+    Args:
+        model, hw: see the module docstring.
+        context_len: tokens already cached in each sequence of the batch (>= 0).
+    Returns:
+        A float, not rounded: the batch B at which decode_step_seconds of B sequences of context_len tokens
+        turns compute-bound (its compute time reaches its memory time). float('inf') when no batch ever gets
+        there: one more sequence adds at least as much memory time as compute time (exactly as much counts).
+    Raises:
+        ValueError naming `context_len` when it is negative.
+    """
+    raise NotImplementedError("TODO: critical_batch_size — the batch where compute time catches up with memory")
+
+
+def decode_throughput(model, hw, batch, context_len):
+    """Throughput of one decode step of `batch` sequences of `context_len` cached tokens each.
+
+    Args:
+        model, hw: see the module docstring.
+        batch: sequences decoded together (>= 1).
+        context_len: tokens already cached in each sequence (>= 0).
+    Returns:
+        {"step_seconds": the step's time (as decode_step_seconds),
+         "tokens_per_second": tokens the whole batch produces per second,
+         "tokens_per_second_per_sequence": tokens each sequence (each user) gets per second}
+    Raises:
+        ValueError naming `batch` when it is below 1, or `context_len` when it is negative.
+    """
+    raise NotImplementedError("TODO: decode_throughput — one step, seen by the server and by each user")
 
 
 def session_timeline(model, hw, events, prefix_cache=True):
@@ -53,7 +91,8 @@ def session_timeline(model, hw, events, prefix_cache=True):
         prefix_cache: whether computed context is kept between generate events.
     Returns:
         {"segments": [{"kind": "prefill" | "decode" | "tool" | "network", "start", "end"}, ...] in order, one per
-         prefill, per decode run (only when m > 1) and per wait, each starting where the previous one ended;
+         prefill (also one of 0 s when nothing is pending), per decode run (only when m > 1) and per wait, each
+         starting where the previous one ended;
          "ttft": end of the first prefill, "total": end of the session,
          "prefill", "decode", "tool", "network": the seconds spent in each kind of segment}
     Raises:

@@ -1,9 +1,11 @@
-"""Hidden reference for the timeline topic: roofline prefill and decode times, and one agent session's timeline.
+"""Hidden reference for the timeline topic: roofline prefill and decode times, the batch at which decode stops
+being memory-bound, and one agent session's timeline.
 
 Written for clarity, in float64 Python arithmetic: every quantity is named (FLOPs, bytes, compute seconds,
 memory seconds), and a session is walked one event, and one decode step, at a time.
 """
 
+BOUNDARY_RTOL = 1e-9  # CONTRACTS.md: a quantity within 1e-9 (relative) of its threshold counts as reaching it
 WAIT_KINDS = ("tool", "network")
 CONTEXT_KINDS = ("user", "tool_result")
 
@@ -21,13 +23,16 @@ def prefill_seconds(model, hw, new_tokens, cached_tokens=0):
         raise ValueError(f"new_tokens must be >= 0, got {new_tokens}")
     if cached_tokens < 0:
         raise ValueError(f"cached_tokens must be >= 0, got {cached_tokens}")
+    if new_tokens == 0:
+        return 0.0  # nothing to compute: no pass runs, nothing is read
     flops_per_second, bytes_per_second = achievable_rates(hw)
     n = float(new_tokens)
     cached = float(cached_tokens)
     matmul_flops = 2.0 * float(model["params"]) * n
     attention_flops = 2.0 * float(model["n_layers"]) * float(model["d_model"]) * n * (2.0 * cached + n)
     compute_seconds = (matmul_flops + attention_flops) / flops_per_second
-    memory_seconds = float(model["weight_bytes"]) / bytes_per_second
+    bytes_read = float(model["weight_bytes"]) + cached * float(model["kv_bytes_per_token"])
+    memory_seconds = bytes_read / bytes_per_second
     return max(compute_seconds, memory_seconds)
 
 
@@ -44,6 +49,35 @@ def decode_step_seconds(model, hw, context_lens):
     bytes_read = float(model["weight_bytes"]) + kv_tokens * float(model["kv_bytes_per_token"])
     memory_seconds = bytes_read / bytes_per_second
     return max(compute_seconds, memory_seconds)
+
+
+def critical_batch_size(model, hw, context_len):
+    """Smallest batch of `context_len`-token sequences whose decode step is compute-bound; inf when none is.
+
+    At batch B a step computes B * compute_per_sequence and reads weights + B * kv_read_per_sequence; they meet
+    at B = weights / (compute_per_sequence - kv_read_per_sequence), all in seconds.
+    """
+    if context_len < 0:
+        raise ValueError(f"context_len must be >= 0, got {context_len}")
+    flops_per_second, bytes_per_second = achievable_rates(hw)
+    weights_seconds = float(model["weight_bytes"]) / bytes_per_second
+    compute_per_sequence = 2.0 * float(model["params"]) / flops_per_second
+    kv_read_per_sequence = float(context_len) * float(model["kv_bytes_per_token"]) / bytes_per_second
+    if kv_read_per_sequence >= compute_per_sequence * (1.0 - BOUNDARY_RTOL):
+        return float("inf")  # every added sequence adds at least as much memory time as compute time
+    return weights_seconds / (compute_per_sequence - kv_read_per_sequence)
+
+
+def decode_throughput(model, hw, batch, context_len):
+    """One decode step of `batch` sequences of `context_len` tokens: its time, and tokens/s in all and per user."""
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    if context_len < 0:
+        raise ValueError(f"context_len must be >= 0, got {context_len}")
+    step_seconds = decode_step_seconds(model, hw, [context_len] * batch)
+    return {"step_seconds": step_seconds,
+            "tokens_per_second": float(batch) / step_seconds,
+            "tokens_per_second_per_sequence": 1.0 / step_seconds}
 
 
 def session_timeline(model, hw, events, prefix_cache=True):

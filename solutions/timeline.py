@@ -1,4 +1,8 @@
-"""Model answer for the timeline topic: roofline prefill/decode times and the timeline of one agent session."""
+"""Model answer for the timeline topic: roofline prefill/decode times, where batching stops paying, and the
+timeline of one agent session."""
+import math
+
+BOUNDARY_RTOL = 1e-9  # a K/V read within this of the compute time counts as reaching it (CONTRACTS.md)
 
 
 def _rates(hw):
@@ -7,17 +11,24 @@ def _rates(hw):
             hw["mem_bandwidth"] * hw.get("bandwidth_efficiency", 1.0))
 
 
+def _at_least_zero(name, value):
+    """`value`, rejected with a ValueError naming `name` when negative."""
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return value
+
+
 def prefill_seconds(model, hw, new_tokens, cached_tokens=0):
-    """Prefill time: compute-bound for long inputs, bound by one read of the weights for short ones."""
-    if new_tokens < 0:
-        raise ValueError(f"new_tokens must be >= 0, got {new_tokens}")
-    if cached_tokens < 0:
-        raise ValueError(f"cached_tokens must be >= 0, got {cached_tokens}")
+    """Prefill time: compute-bound for long inputs, bound by reading the weights and the cache for short ones."""
+    n = _at_least_zero("new_tokens", new_tokens)
+    cached = _at_least_zero("cached_tokens", cached_tokens)
+    if n == 0:
+        return 0.0
     flops, bandwidth = _rates(hw)
-    n = new_tokens
     # 2 FLOPs per parameter per token, plus QK^T and PV of n queries over the cached and (causal) new keys
-    work = 2 * model["params"] * n + 2 * model["n_layers"] * model["d_model"] * n * (2 * cached_tokens + n)
-    return max(work / flops, model["weight_bytes"] / bandwidth)
+    work = 2 * model["params"] * n + 2 * model["n_layers"] * model["d_model"] * n * (2 * cached + n)
+    traffic = model["weight_bytes"] + cached * model["kv_bytes_per_token"]
+    return max(work / flops, traffic / bandwidth)
 
 
 def decode_step_seconds(model, hw, context_lens):
@@ -28,6 +39,26 @@ def decode_step_seconds(model, hw, context_lens):
     compute = 2 * model["params"] * len(context_lens) / flops
     memory = (model["weight_bytes"] + sum(context_lens) * model["kv_bytes_per_token"]) / bandwidth
     return max(compute, memory)
+
+
+def critical_batch_size(model, hw, context_len):
+    """The batch where a decode step's compute time catches up with its memory time; inf if it never does."""
+    _at_least_zero("context_len", context_len)
+    flops, bandwidth = _rates(hw)
+    # each extra sequence adds its compute but also its own K/V read; only the weights are shared
+    compute_per_sequence = 2 * model["params"] / flops
+    gain_per_sequence = compute_per_sequence - context_len * model["kv_bytes_per_token"] / bandwidth
+    if gain_per_sequence <= BOUNDARY_RTOL * compute_per_sequence:
+        return math.inf
+    return model["weight_bytes"] / bandwidth / gain_per_sequence
+
+
+def decode_throughput(model, hw, batch, context_len):
+    """Tokens per second of one decode step of `batch` equal sequences, in all and for each sequence."""
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    step = decode_step_seconds(model, hw, [_at_least_zero("context_len", context_len)] * batch)
+    return {"step_seconds": step, "tokens_per_second": batch / step, "tokens_per_second_per_sequence": 1 / step}
 
 
 def _prefill_tokens(context, computed, prefix_cache):

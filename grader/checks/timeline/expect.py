@@ -1,29 +1,72 @@
-"""How timeline checks compare seconds and timelines, and what each misconception would return instead.
+"""How timeline checks compare seconds, batches, throughputs and timelines, and what each misconception would
+return instead.
 
-Seconds compare with the contract's relative tolerance of 1e-9; the absolute picosecond on top only absorbs
-the rounding of segment boundaries, which are running sums of the durations (ulp(100 s) is 1.4e-14 s).
+Numbers compare with the contract's relative tolerance of 1e-9; the absolute picosecond on top only absorbs the
+rounding of segment boundaries, which are running sums of the durations (ulp(100 s) is 1.4e-14 s). An infinite
+critical batch must come back as inf.
 """
+import math
+
 from grader.engine import diagnose, expect_type, fail
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
 ATOL = 1e-12
 TOTALS = ("ttft", "total", "prefill", "decode", "tool", "network")
+THROUGHPUT_KEYS = ("step_seconds", "tokens_per_second", "tokens_per_second_per_sequence")
 
 
-def same_seconds(actual, expected) -> bool:
-    """Whether `actual` is a number within the tolerance of `expected`."""
+def same_number(actual, expected) -> bool:
+    """Whether `actual` is a number within the tolerance of `expected` (inf only for inf)."""
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
         return False
+    if math.isinf(expected):
+        return actual == expected
     return abs(actual - expected) <= ATOL + RTOL * abs(expected)
 
 
-def expect_seconds(actual, expected: float, what: str, wrong: dict) -> None:
-    """Fail unless `actual` is `expected` seconds, naming the misconception whose value it equals, if any."""
+def expect_number(actual, expected: float, what: str, unit: str, wrong: dict) -> None:
+    """Fail unless `actual` is `expected`, naming the misconception whose value it equals, if any."""
     expect_type(actual, (float, int), what)
-    if not same_seconds(actual, expected):
-        fail(f"{what} returned {actual!r} s, expected {expected!r} s (relative tolerance {RTOL:g})",
-             diagnose(actual, wrong, same_seconds))
+    if not same_number(actual, expected):
+        fail(f"{what} returned {actual!r}{unit}, expected {expected!r}{unit} (relative tolerance {RTOL:g})",
+             diagnose(actual, wrong, same_number))
+
+
+def expect_seconds(actual, expected: float, what: str, wrong: dict) -> None:
+    """Fail unless `actual` is `expected` seconds."""
+    expect_number(actual, expected, what, " s", wrong)
+
+
+def expect_critical_batch(actual, expected: float, what: str, wrong: dict) -> None:
+    """Fail unless `actual` is the critical batch `expected`; any finite batch where none exists is
+    batch_always_compute_bound."""
+    if math.isinf(expected) and isinstance(actual, (int, float)) and not isinstance(actual, bool) \
+            and math.isfinite(actual):
+        fail(f"{what} returned {actual!r}, expected inf: from this context length on, each sequence's K/V read takes "
+             "at least as long as its compute, so no batch is ever compute-bound", "batch_always_compute_bound")
+    expect_number(actual, expected, what, "", wrong)
+
+
+def throughput_difference(actual, expected: dict) -> str | None:
+    """None when `actual` has `expected`'s three figures; otherwise the first difference, in words."""
+    if not isinstance(actual, dict):
+        return f"returned {type_name(actual)}, expected a dict"
+    missing = [key for key in THROUGHPUT_KEYS if key not in actual]
+    if missing:
+        return f"the result has no {', '.join(map(repr, missing))}"
+    for key in THROUGHPUT_KEYS:
+        if not same_number(actual[key], expected[key]):
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    return None
+
+
+def expect_throughput(actual, expected: dict, what: str, wrong: dict) -> None:
+    """Fail unless `actual` has the step time and both throughputs of `expected`."""
+    problem = throughput_difference(actual, expected)
+    if problem is not None:
+        fail(f"{what}: {problem} (relative tolerance {RTOL:g})",
+             diagnose(actual, wrong, lambda got, predicted: throughput_difference(got, predicted) is None))
 
 
 def timeline_difference(actual, expected: dict) -> str | None:
@@ -46,10 +89,10 @@ def timeline_difference(actual, expected: dict) -> str | None:
                 f"{_kind_at(kinds, at)}, expected {_kind_at(expected_kinds, at)} (expected kinds: {expected_kinds})")
     for i, (got, want) in enumerate(zip(segments, expected["segments"])):
         for key in ("start", "end"):
-            if not same_seconds(got[key], want[key]):
+            if not same_number(got[key], want[key]):
                 return f"segments[{i}] ({want['kind']}) {key} = {got[key]!r}, expected {want[key]!r}"
     for key in TOTALS:
-        if not same_seconds(actual[key], expected[key]):
+        if not same_number(actual[key], expected[key]):
             return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
     return None
 
@@ -67,24 +110,34 @@ def expect_timeline(actual, expected: dict, what: str, wrong: dict) -> None:
              diagnose(actual, wrong, lambda got, predicted: timeline_difference(got, predicted) is None))
 
 
+def same_result(fn: str, actual, expected) -> bool:
+    """Whether `actual` passes for `expected` as a result of `fn`."""
+    if fn == "session_timeline":
+        return timeline_difference(actual, expected) is None
+    if fn == "decode_throughput":
+        return throughput_difference(actual, expected) is None
+    return same_number(actual, expected)
+
+
 def misconception_values(ref, fn: str, model: dict, hw: dict, *args) -> dict:
     """{misconception id: what `ref.<fn>(model, hw, *args)` becomes under it}, for ids that change the answer.
 
-    Each misconception is a change of the reference's inputs: an infinite bandwidth leaves only the compute
-    time (decode_compute_bound), zero KV bytes per token drop the cache read (ignores_kv_read), and a session
-    without a prefix cache recomputes the whole context (prefill_whole_context_with_cache).
+    Each misconception is a change of the reference's inputs: zero KV bytes per token drop the cache read
+    (ignores_kv_read), an infinite bandwidth leaves only the compute time of a decode step
+    (decode_compute_bound), and a session without a prefix cache recomputes the whole context
+    (prefill_whole_context_with_cache). A critical batch without the K/V read is batch_always_compute_bound, and
+    so is any finite critical batch where there is none (expect_critical_batch).
     """
     call = getattr(ref, fn)
     right = call(model, hw, *args)
-    wrong = {"ignores_kv_read": call({**model, "kv_bytes_per_token": 0}, hw, *args)}
-    if fn == "decode_step_seconds":
-        wrong["decode_compute_bound"] = call(model, {**hw, "mem_bandwidth": float("inf")}, *args)
-        return {mid: value for mid, value in wrong.items() if not same_seconds(value, right)}
-    assert fn == "session_timeline", fn
-    events, prefix_cache = args
-    if prefix_cache:
-        wrong["prefill_whole_context_with_cache"] = call(model, hw, events, False)
-    return {mid: value for mid, value in wrong.items() if timeline_difference(value, right) is not None}
+    without_kv = call({**model, "kv_bytes_per_token": 0}, hw, *args)
+    # a critical batch without the K/V read is the FLOP:byte rule of thumb: batching always wins
+    wrong = {"batch_always_compute_bound" if fn == "critical_batch_size" else "ignores_kv_read": without_kv}
+    if fn in ("decode_step_seconds", "decode_throughput"):
+        wrong["decode_compute_bound"] = call(model, {**hw, "mem_bandwidth": math.inf}, *args)
+    if fn == "session_timeline" and args[1]:
+        wrong["prefill_whole_context_with_cache"] = call(model, hw, args[0], False)
+    return {mid: value for mid, value in wrong.items() if not same_result(fn, value, right)}
 
 
 def call_text(fn: str, *args, **kwargs) -> str:

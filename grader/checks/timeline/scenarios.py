@@ -1,7 +1,12 @@
 """The fixed model, GPUs and agent sessions of the public timeline checks.
 
-Llama-3-8B-like numbers: 8.03B parameters in bf16, 131,072 KV bytes per token (32 layers, 8 KV heads of 128,
-K and V, 2 bytes), d_model 4096. H100 SXM: 989 TFLOP/s dense bf16, 3.35 TB/s; H200: the same compute, 4.8 TB/s.
+Every figure below is an input, named with its source and date:
+- Llama-3-8B-like: Meta's meta-llama/Meta-Llama-3-8B config.json (released 18 April 2024): 32 layers,
+  hidden_size 4096, 8 KV heads of 128; 8,030,261,248 parameters in bf16. KV bytes per token: 32 layers · K and V
+  · 8 heads · 128 · 2 bytes = 131,072.
+- H100 SXM5: NVIDIA H100 Tensor Core GPU datasheet (2022): 1,979 TFLOP/s bf16 with 2:4 sparsity, so 989 TFLOP/s
+  dense; 3.35 TB/s HBM3.
+- H200 SXM: NVIDIA H200 announcement at SC23 (13 November 2023) and datasheet: the H100's compute, 4.8 TB/s HBM3e.
 """
 
 LLAMA3_8B_PARAMS = 8_030_261_248
@@ -10,6 +15,23 @@ LLAMA3_8B = {"params": LLAMA3_8B_PARAMS, "weight_bytes": 2 * LLAMA3_8B_PARAMS, "
 H100 = {"peak_flops": 989e12, "mem_bandwidth": 3.35e12}
 H200 = {"peak_flops": 989e12, "mem_bandwidth": 4.8e12}
 GPUS = {"H100": H100, "H200": H200}
+
+# The line past which no batch makes decode compute-bound. Each sequence of c cached tokens adds 2·params FLOPs
+# and c·kv_bytes_per_token bytes to a step; only the weights are shared. Its compute outlasts its K/V read while
+# c < 2·params·mem_bandwidth / (peak_flops·kv_bytes_per_token):
+#   H100: 2 · 8,030,261,248 · 3.35e12 / (989e12 · 131,072) = 5.3803e22 / 1.2963e20 = 415.05 tokens,
+#   H200: the same with 4.8e12 = 594.70 tokens.
+# Beyond it the K/V read grows with the batch as fast as the compute: long contexts keep decode memory-bound
+# whatever the batch (what GQA, MLA and quantised KV attack: fewer K/V bytes per token).
+# (gpu, context lengths) either side of the line: finite critical batches, then inf.
+CRITICAL_CASES = [("H100", (0, 64, 415, 416, 4000)), ("H200", (415, 594, 595))]
+# Exactly on the line, in exact decimals: 2·8e9 / 1e15 = 16 µs of compute per sequence and
+# 400 · 120,000 / 3e12 = 16 µs of K/V read per sequence; one more sequence gains nothing, so no batch is enough.
+ON_THE_LINE = ({"params": 8_000_000_000, "weight_bytes": 16_000_000_000, "kv_bytes_per_token": 120_000,
+                "n_layers": 32, "d_model": 4096}, {"peak_flops": 1e15, "mem_bandwidth": 3e12}, 400)
+# Decode throughput on the H100 at a short and a long context, as the batch grows.
+THROUGHPUT_CONTEXTS = (64, 4000)
+THROUGHPUT_BATCHES = (1, 16, 256, 1024)
 
 
 def user(tokens):
@@ -68,5 +90,7 @@ OPTIMISATIONS = [
 ]
 
 # A small session for the layout rules: a wait before the first prefill (it counts towards ttft), a one-token
-# generate (a prefill and no decode run) and an empty tool result.
-LAYOUT = [network(0.05), user(40), generate(1), tool(0.5), tool_result(0), user(12), generate(6), network(0.05)]
+# generate (a prefill and no decode run), an empty tool result, and a generate right after a generate (with a
+# prefix cache nothing is pending: a prefill of 0 s).
+LAYOUT = [network(0.05), user(40), generate(1), tool(0.5), tool_result(0), user(12), generate(6), generate(3),
+          network(0.05)]

@@ -2,11 +2,15 @@
 live reference."""
 import random
 
-from grader.checks.timeline.expect import call_text, expect_seconds, expect_timeline, misconception_values
+from grader.checks.timeline.expect import (call_text, expect_critical_batch, expect_seconds, expect_throughput,
+                                           expect_timeline, misconception_values)
 from grader.engine import check, reference
 
 CASES = 25
 SESSIONS = 10
+# CONTRACTS.md: where the deciding quantity is within 1e-5 of its threshold either answer stands; critical
+# batches are drawn outside that band, where rounding amplified by the cancellation stays below 1e-10 relative.
+AMBIGUOUS = 1e-5
 
 
 def random_model(r: random.Random) -> dict:
@@ -29,39 +33,38 @@ def random_hw(r: random.Random) -> dict:
 
 
 def random_events(r: random.Random) -> list:
-    """An agent session: a first message, then generates, tool rounds, user turns and network waits.
-
-    Every generate has at least one pending token: a prefill of nothing is a case the contract leaves open.
-    """
+    """An agent session: a first message, then generates, tool rounds, user turns, network waits, and generates
+    right after a generate (nothing pending: a prefill of 0 s with a prefix cache)."""
     events = [{"kind": "network", "seconds": r.uniform(0.01, 0.2)}] if r.random() < 0.5 else []
     events.append({"kind": "user", "tokens": r.randint(1, 4000)})
     for _ in range(r.randint(1, 5)):
         events.append({"kind": "generate", "tokens": r.choice([1, r.randint(2, 40), r.randint(2, 300)])})
-        follow_up = r.choice(["tool", "user", "network"])
+        follow_up = r.choice(["tool", "user", "network", "nothing"])  # nothing: the next generate follows at once
         if follow_up == "tool":
             events.append({"kind": "tool", "seconds": r.uniform(0.01, 3.0)})
             events.append({"kind": "tool_result", "tokens": r.randint(1, 2000)})
         elif follow_up == "user":
             events.append({"kind": "user", "tokens": r.randint(1, 500)})
-        else:
+        elif follow_up == "network":
             events.append({"kind": "network", "seconds": r.uniform(0.01, 0.2)})
             events.append({"kind": "user", "tokens": r.randint(1, 500)})
     events.append({"kind": "generate", "tokens": r.randint(1, 300)})
     return events
 
 
-@check("random_prefill", points=12, hint="prefill_seconds",
-       title="prefill_seconds on random models, GPUs, prompt lengths and cached prefixes")
+@check("random_prefill", points=17, hint="prefill_seconds",
+       title="prefill_seconds on random models, GPUs, prompt lengths and cached prefixes, none new included")
 def test_random_prefill(sub, seed):
     r = random.Random(seed)
     ref = reference("timeline")
     for _ in range(CASES):
         model, hw = random_model(r), random_hw(r)
-        new_tokens = r.choice([r.randint(0, 64), r.randint(1, 32_000)])
-        cached_tokens = r.choice([0, r.randint(1, 100_000)])
+        new_tokens = r.choice([0, r.randint(1, 64), r.randint(1, 32_000)])
+        cached_tokens = r.choice([0, r.randint(1, 100_000), r.randint(100_000, 1_000_000)])
         expect_seconds(sub.prefill_seconds(model, hw, new_tokens, cached_tokens),
                        ref.prefill_seconds(model, hw, new_tokens, cached_tokens),
-                       call_text("prefill_seconds", model, hw, new_tokens, cached_tokens), {})
+                       call_text("prefill_seconds", model, hw, new_tokens, cached_tokens),
+                       misconception_values(ref, "prefill_seconds", model, hw, new_tokens, cached_tokens))
 
 
 @check("random_decode_step", points=7, hint="decode_step_seconds",
@@ -77,6 +80,50 @@ def test_random_decode_step(sub, seed):
                        ref.decode_step_seconds(model, hw, context_lens),
                        call_text("decode_step_seconds", model, hw, f"<{batch} context lengths>"),
                        misconception_values(ref, "decode_step_seconds", model, hw, context_lens))
+
+
+def the_line(model: dict, hw: dict) -> float:
+    """The context length at which a sequence's K/V read per decode step equals its compute (may be fractional)."""
+    flops = hw["peak_flops"] * hw.get("flops_efficiency", 1.0)
+    bandwidth = hw["mem_bandwidth"] * hw.get("bandwidth_efficiency", 1.0)
+    return 2 * model["params"] * bandwidth / (flops * model["kv_bytes_per_token"])
+
+
+def context_near_the_line(r: random.Random, line: float, below: bool) -> int:
+    """A context length on the chosen side of `line`, up to 3 times beyond it, outside the ambiguous band."""
+    while True:
+        context_len = r.randint(0, int(line)) if below else r.randint(int(line) + 1, int(3 * line) + 1)
+        if abs(context_len - line) > AMBIGUOUS * line:
+            return context_len
+
+
+@check("random_critical_batch", points=7, hint="critical_batch_size",
+       title="critical_batch_size on random models and GPUs, with contexts on both sides of the line")
+def test_random_critical_batch(sub, seed):
+    r = random.Random(seed)
+    ref = reference("timeline")
+    for case in range(CASES):
+        model, hw = random_model(r), random_hw(r)
+        context_len = context_near_the_line(r, the_line(model, hw), below=case % 2 == 0)
+        expect_critical_batch(sub.critical_batch_size(model, hw, context_len),
+                              ref.critical_batch_size(model, hw, context_len),
+                              call_text("critical_batch_size", model, hw, context_len),
+                              misconception_values(ref, "critical_batch_size", model, hw, context_len))
+
+
+@check("random_decode_throughput", points=7, hint="decode_throughput",
+       title="decode_throughput on random models, GPUs, batches and context lengths")
+def test_random_decode_throughput(sub, seed):
+    r = random.Random(seed)
+    ref = reference("timeline")
+    for _ in range(CASES):
+        model, hw = random_model(r), random_hw(r)
+        batch = r.choice([1, r.randint(2, 64), r.randint(65, 2048)])
+        context_len = r.choice([0, r.randint(1, 1024), r.randint(1, 131_072)])
+        expect_throughput(sub.decode_throughput(model, hw, batch, context_len),
+                          ref.decode_throughput(model, hw, batch, context_len),
+                          call_text("decode_throughput", model, hw, batch, context_len),
+                          misconception_values(ref, "decode_throughput", model, hw, batch, context_len))
 
 
 @check("random_sessions", points=31, hint="session_timeline",

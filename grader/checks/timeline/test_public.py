@@ -1,8 +1,9 @@
-"""Public timeline checks: a Llama-3-8B-like model on H100 and H200, the issue's three sessions and the three
-optimisations; answers from the goldens."""
-from grader.checks.timeline.expect import (call_text, expect_seconds, expect_timeline, misconception_values,
-                                           timeline_difference)
-from grader.checks.timeline.scenarios import (BASELINE, GPUS, H100, LAYOUT, LLAMA3_8B, OPTIMISATIONS, SESSIONS,
+"""Public timeline checks: a Llama-3-8B-like model on H100 and H200 (figures and sources in scenarios.py), where
+batching stops paying, the issue's three sessions and the three optimisations; answers from the goldens."""
+from grader.checks.timeline.expect import (call_text, expect_critical_batch, expect_seconds, expect_throughput,
+                                           expect_timeline, misconception_values, timeline_difference)
+from grader.checks.timeline.scenarios import (BASELINE, CRITICAL_CASES, GPUS, H100, LAYOUT, LLAMA3_8B, ON_THE_LINE,
+                                              OPTIMISATIONS, SESSIONS, THROUGHPUT_BATCHES, THROUGHPUT_CONTEXTS,
                                               generate, network, tool, tool_result, user)
 from grader.engine import check, diagnose, expect_raises, fail, golden, reference
 
@@ -14,7 +15,7 @@ def stored(key: str, fn: str, model: dict, hw: dict, *args) -> dict:
     """The golden answer to `fn(model, hw, *args)` and what each misconception would return instead."""
     def compute() -> dict:
         ref = reference("timeline")
-        wrong = misconception_values(ref, fn, model, hw, *args) if fn != "prefill_seconds" else {}
+        wrong = misconception_values(ref, fn, model, hw, *args)
         return {"expected": getattr(ref, fn)(model, hw, *args), "wrong": wrong}
     return golden(key, compute)
 
@@ -60,11 +61,23 @@ def test_prefill_roofline(sub):
 
 
 @check("prefill_attends_to_cached_tokens", points=2, hint="prefill_seconds",
-       title="prefill_seconds of new tokens on top of cached ones: attention FLOPs grow with cached_tokens")
+       title="prefill_seconds of new tokens on top of cached ones: attention FLOPs grow and the cache is read")
 def test_prefill_attends_to_cached_tokens(sub):
     for gpu, hw in GPUS.items():
         for new_tokens, cached_tokens in ((500, 6000), (4000, 4000), (8, 100_000)):
             expect_prefill(sub, gpu, hw, new_tokens, cached_tokens)
+
+
+@check("prefill_reads_the_cache", points=2, hint="prefill_seconds",
+       title="one new token over a 100k-token cache costs a decode step over it; no new tokens cost nothing")
+def test_prefill_reads_the_cache(sub):
+    # prefill(1, 100k) reads the weights and 100k tokens of K/V, as decode_step_seconds([100k]) does; on H100
+    # (16,060,522,496 + 100,000 · 131,072) B / 3.35e12 B/s = 8.71 ms, far above its 69 µs of compute
+    # ((2 · 8.03e9 + 2 · 32 · 4096 · 200,001) FLOP / 989e12 FLOP/s); the weights alone would be 4.79 ms
+    for gpu, hw in GPUS.items():
+        expect_prefill(sub, gpu, hw, 1, 100_000)
+    for cached_tokens in (0, 5000):
+        expect_prefill(sub, "H100", H100, 0, cached_tokens)
 
 
 @check("decode_memory_bound", points=2, hint="decode_step_seconds",
@@ -75,10 +88,48 @@ def test_decode_memory_bound(sub):
             expect_decode(sub, gpu, hw, context_lens)
 
 
-@check("decode_compute_bound_at_large_batch", points=1, hint="decode_step_seconds",
-       title="a decode step of 512 short sequences on H100 is bound by compute, not memory")
-def test_decode_compute_bound_at_large_batch(sub):
-    expect_decode(sub, "H100", H100, [64] * 512)
+@check("large_batch_needs_short_contexts", points=1, hint="decode_step_seconds",
+       title="512 sequences of 64 tokens are compute-bound on H100; 512 of 4,000 tokens stay memory-bound")
+def test_large_batch_needs_short_contexts(sub):
+    for context_len in (64, 4000):
+        expect_decode(sub, "H100", H100, [context_len] * 512)
+
+
+def expect_critical(sub, key: str, shown: tuple, model: dict, hw: dict, context_len: int) -> None:
+    """The submission's critical_batch_size must equal the golden (inf where no batch is compute-bound)."""
+    case = stored(f"critical.{key}.{context_len}", "critical_batch_size", model, hw, context_len)
+    expect_critical_batch(sub.critical_batch_size(model, hw, context_len), case["expected"],
+                          call_text("critical_batch_size", *shown, context_len), case["wrong"])
+
+
+@check("critical_batch_either_side_of_the_line", points=2, hint="critical_batch_size",
+       title="critical_batch_size: finite below about 415 cached tokens on H100 (595 on H200), inf above")
+def test_critical_batch_either_side_of_the_line(sub):
+    # the line is derived in scenarios.py: 415.05 tokens on H100, 594.70 on H200
+    for gpu, context_lens in CRITICAL_CASES:
+        for context_len in context_lens:
+            expect_critical(sub, gpu, (MODEL, gpu), LLAMA3_8B, GPUS[gpu], context_len)
+
+
+@check("critical_batch_on_the_line", points=1, hint="critical_batch_size",
+       title="critical_batch_size exactly on the line (K/V read = compute per sequence) is inf")
+def test_critical_batch_on_the_line(sub):
+    model, hw, context_len = ON_THE_LINE
+    expect_critical(sub, "on_the_line", (repr(model), repr(hw)), model, hw, context_len)
+
+
+@check("throughput_grows_while_each_user_slows", points=2, hint="decode_throughput",
+       title="decode_throughput on H100 from batch 1 to 1,024 at 64 and 4,000 cached tokens per sequence")
+def test_throughput_grows_while_each_user_slows(sub):
+    # tokens/s grows with the batch toward a ceiling, while each user's tokens/s falls. At 64 tokens the ceiling is
+    # compute: 989e12 / (2 · 8,030,261,248) = 61,580 tokens/s, reached from batch 349 (critical_batch_size) on.
+    # At 4,000 tokens it is each sequence's K/V read: 3.35e12 / (4,000 · 131,072) = 6,390 tokens/s, never reached.
+    for context_len in THROUGHPUT_CONTEXTS:
+        for batch in THROUGHPUT_BATCHES:
+            case = stored(f"throughput.H100.{batch}.{context_len}", "decode_throughput", LLAMA3_8B, H100, batch,
+                          context_len)
+            expect_throughput(sub.decode_throughput(LLAMA3_8B, H100, batch, context_len), case["expected"],
+                              call_text("decode_throughput", MODEL, "H100", batch, context_len), case["wrong"])
 
 
 @check("efficiency_factors", points=1, hint="prefill_seconds",
@@ -122,7 +173,7 @@ def test_frequent_tool_calls(sub):
 
 
 @check("segment_layout", points=1, hint="session_timeline",
-       title="segments back to back in event order; a one-token generate has no decode run; ttft after waits")
+       title="segments back to back in event order; one-token generate: no decode run; nothing pending: 0 s prefill")
 def test_segment_layout(sub):
     expect_session(sub, "layout", repr(LAYOUT), "H100", LAYOUT, True)
 
@@ -177,12 +228,30 @@ BAD_CALLS = [
 ]
 
 
-@check("bad_arguments", points=2, hint="session_timeline",
-       title="negative tokens or seconds, generate with m < 1 and unknown event kinds raise ValueError naming them")
-def test_bad_arguments(sub):
-    for argument, fn, args in BAD_CALLS:
+BAD_BATCH_CALLS = [
+    ("context_len", "critical_batch_size", (LLAMA3_8B, H100, -1)),
+    ("batch", "decode_throughput", (LLAMA3_8B, H100, 0, 100)),
+    ("context_len", "decode_throughput", (LLAMA3_8B, H100, 8, -5)),
+]
+
+
+def expect_bad_calls(sub, calls: list) -> None:
+    """Each call must raise ValueError with a message that names the bad argument."""
+    for argument, fn, args in calls:
         shown = [MODEL, "H100", *map(repr, args[2:])]
         what = call_text(fn, *shown)
         message = expect_raises(ValueError, getattr(sub, fn), *args)
         if argument not in message:
             fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+
+
+@check("bad_arguments", points=2, hint="session_timeline",
+       title="negative tokens or seconds, generate with m < 1 and unknown event kinds raise ValueError naming them")
+def test_bad_arguments(sub):
+    expect_bad_calls(sub, BAD_CALLS)
+
+
+@check("bad_batch_arguments", points=1, hint="decode_throughput",
+       title="a negative context_len or a batch below 1 raises ValueError naming it")
+def test_bad_batch_arguments(sub):
+    expect_bad_calls(sub, BAD_BATCH_CALLS)

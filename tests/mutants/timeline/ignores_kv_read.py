@@ -1,4 +1,14 @@
-"""Bug: a decode step's memory time counts the weights but not the KV cache every sequence has to read."""
+"""Bug: prefill and decode read the weights but not the cached K/V their attention needs."""
+
+
+def prefill_seconds(model, hw, new_tokens, cached_tokens=0):
+    n = _at_least_zero("new_tokens", new_tokens)
+    cached = _at_least_zero("cached_tokens", cached_tokens)
+    if n == 0:
+        return 0.0
+    flops, bandwidth = _rates(hw)
+    work = 2 * model["params"] * n + 2 * model["n_layers"] * model["d_model"] * n * (2 * cached + n)
+    return max(work / flops, model["weight_bytes"] / bandwidth)
 
 
 def decode_step_seconds(model, hw, context_lens):
