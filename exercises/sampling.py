@@ -2,8 +2,9 @@
 
 Implement each function below. All of them work along the last dim of a logits (or probabilities) tensor of
 shape [..., V] (V = vocabulary size), so a single row [V], a batch [B, V] and a batch of sequences [B, T, V]
-are all valid inputs. Compute probabilities in at least float32. Bad arguments raise ValueError with a message
-that names the argument, e.g. "p must be in (0, 1], got 1.5".
+are all valid inputs. Compute probabilities and their sums in float64 when the input is float64, in at least
+float32 otherwise. Bad arguments raise ValueError with a message that names the argument, e.g.
+"p must be in (0, 1], got 1.5".
 
 Run `infergrade check sampling` after each edit; `infergrade hint sampling.<function>` when stuck.
 """
@@ -44,8 +45,10 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
 
     Keeps the smallest set of most probable tokens whose total probability reaches p: a token stays if and only
     if the probability mass of the tokens ranked strictly above it is below p, so the token that crosses p stays.
-    A mass within 1e-9 (relative) of p counts as reaching p. Tokens tied at the boundary may stay or go.
-    Example: probabilities 0.70, 0.15, 0.10, 0.05 keep 2 tokens at p = 0.8 and 3 at p = 0.95.
+    A mass within 1e-9 (relative) of p counts as reaching p, so the answer is the one exact arithmetic gives: sum
+    float64 inputs in float64. Tokens tied at the boundary may stay or go.
+    Examples: probabilities 0.70, 0.15, 0.10, 0.05 keep 2 tokens at p = 0.8 and 3 at p = 0.95; 0.6, 0.3, 0.1
+    keep 2 at p = 0.9.
 
     Args:
         logits: [..., V] float tensor.
@@ -98,3 +101,22 @@ def greedy(logits: torch.Tensor) -> torch.Tensor:
         [...] LongTensor: per row, the index of the largest logit, the lowest such index on ties.
     """
     raise NotImplementedError("TODO: greedy: the index of each row's largest logit")
+
+
+def empirical_distribution(probs: torch.Tensor, num_samples: int, generator: torch.Generator) -> torch.Tensor:
+    """Sample many times and count: the frequencies that estimate a distribution.
+
+    One draw says almost nothing about a sampling strategy (a strategy that says the right token 80% of the time
+    misses it one draw in five); the frequencies of many draws approach the probabilities, with a standard error
+    of sqrt(p * (1 - p) / num_samples) per token.
+
+    Args:
+        probs: [..., V] probabilities (each row sums to 1; some may be exactly 0).
+        num_samples: >= 1 draws per row. The draws are independent: a token may come up any number of times.
+        generator: the torch.Generator every random number comes from (the same seed gives the same result).
+    Returns:
+        [..., V] float64 tensor: per row, how often each token was drawn divided by num_samples (rows sum to 1).
+    Raises:
+        ValueError: num_samples < 1.
+    """
+    raise NotImplementedError("TODO: empirical_distribution: draw num_samples tokens per row and count them")

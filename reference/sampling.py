@@ -26,6 +26,11 @@ def _check_p(p: float) -> None:
         raise ValueError(f"p must be in (0, 1], got {p}")
 
 
+def _check_num_samples(num_samples: int) -> None:
+    if not num_samples >= 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+
+
 def _rows(x: torch.Tensor) -> list[list[float]]:
     """The rows of `x` along its last dim, as lists of Python floats."""
     return x.detach().to(torch.float64).reshape(-1, x.shape[-1]).tolist()
@@ -140,3 +145,26 @@ def greedy(logits: torch.Tensor) -> torch.Tensor:
     """Per row the index of the largest logit, the lowest index on ties."""
     picks = [_first_max(row) for row in _rows(logits)]
     return torch.tensor(picks, dtype=torch.long).reshape(logits.shape[:-1])
+
+
+def _inverse_cdf(row: list[float], u: float) -> int:
+    """The token whose slice of [0, total) holds u * total (probability-0 tokens have empty slices)."""
+    total = math.fsum(row)
+    below = 0.0
+    for i, q in enumerate(row):
+        below += q
+        if q > 0 and u * total < below:
+            return i
+    return max(i for i, q in enumerate(row) if q > 0)  # u * total rounded onto the last boundary
+
+
+def empirical_distribution(probs: torch.Tensor, num_samples: int, generator: torch.Generator) -> torch.Tensor:
+    """Frequencies of num_samples independent draws per row (with replacement), by inverse CDF; float64."""
+    _check_num_samples(num_samples)
+    out = []
+    for row in _rows(probs):
+        counts = [0] * len(row)
+        for u in torch.rand(num_samples, generator=generator, dtype=torch.float64).tolist():
+            counts[_inverse_cdf(row, u)] += 1
+        out.append([c / num_samples for c in counts])
+    return torch.tensor(out, dtype=torch.float64).reshape(probs.shape)

@@ -1,12 +1,16 @@
 """Model answer for the sampling exercise: temperature, top-k, top-p (nucleus), the filter pipeline, the
-exponential race and greedy decoding. Every function works along the last dim of a [..., V] tensor."""
+exponential race, greedy decoding and the frequencies of many draws. Every function works along the last dim of a
+[..., V] tensor."""
 import torch
 
 BOUNDARY_RTOL = 1e-9  # a mass within 1e-9 (relative) of p counts as reaching p (contract)
 
 
 def _prob_dtype(logits: torch.Tensor) -> torch.dtype:
-    """The dtype probabilities are computed in: at least float32, float64 for float64 logits."""
+    """The dtype probabilities and their sums are computed in: float64 for float64 logits, else float32 or wider.
+
+    A float32 sum of exact decimals lands up to ~1e-7 off (0.59 + 0.28 is 0.86999995), beyond the 1e-9 allowance
+    at the top-p boundary; float64 lands within ~1e-16."""
     return torch.promote_types(logits.dtype, torch.float32)
 
 
@@ -64,3 +68,13 @@ def sample(probs: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
 def greedy(logits: torch.Tensor) -> torch.Tensor:
     """The most likely token of each row (torch.argmax returns the first maximum: lowest index on ties)."""
     return torch.argmax(logits, dim=-1)
+
+
+def empirical_distribution(probs: torch.Tensor, num_samples: int, generator: torch.Generator) -> torch.Tensor:
+    """Observed frequencies of num_samples independent draws (with replacement) per row, from `generator` only."""
+    if not num_samples >= 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+    rows = probs.detach().to(torch.float64).reshape(-1, probs.shape[-1])  # rows: [R, V]
+    draws = torch.multinomial(rows, num_samples, replacement=True, generator=generator)  # draws: [R, num_samples]
+    counts = torch.zeros_like(rows).scatter_add_(-1, draws, torch.ones_like(draws, dtype=torch.float64))
+    return (counts / num_samples).reshape(probs.shape)

@@ -1,7 +1,9 @@
 """Project tests for the sampling topic: the reference against brute-force definitions (exact fractions, sorting,
-the exponential race's distribution), the solution against the reference, the check helpers, the stub, the hints
-and the mutants."""
+the exponential race's distribution), the solution against the reference, the check helpers, the sizing of the
+statistical checks, float32 top-p caught at exact boundaries, the lesson's figures, the stub and the mutants."""
+import re
 import types
+from difflib import SequenceMatcher
 from fractions import Fraction
 from pathlib import Path
 
@@ -10,18 +12,26 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from exercises import sampling as stub
+from grader import hints
+from grader.checks.sampling import frequencies, strategies
+from grader.checks.sampling.boundary import float32_falls_short
 from grader.checks.sampling.expect import (expect_race, filtered_probs_problem, kept_tokens, top_k_problem,
                                            top_p_problem)
 from grader.checks.sampling.misconceptions import filtered_probs_candidates, top_k_row_ids, top_p_row_ids
+from grader.checks.sampling.test_hidden import FREQUENCY_CASES, decimal_case, frequency_case, probe_case
+from grader.checks.sampling.test_public import PROBE, PROBE_DRAWS
+from grader.checks.speculative.binomial import intervals
 from grader.engine import CheckFailure
 from reference import sampling as ref
 from solutions import sampling as sol
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "tests" / "mutants" / "sampling"
-FUNCTIONS = ("apply_temperature", "top_k_filter", "top_p_filter", "filtered_probs", "sample", "greedy")
+FUNCTIONS = ("apply_temperature", "top_k_filter", "top_p_filter", "filtered_probs", "sample", "greedy",
+             "empirical_distribution")
 MISCONCEPTIONS = {"top_p_keeps_fraction_of_vocab", "top_p_drops_crossing_token", "top_p_boundary_accumulation",
-                  "top_k_drops_ties", "temperature_on_probs", "no_renormalization", "filter_order"}
+                  "top_k_drops_ties", "temperature_on_probs", "no_renormalization", "filter_order",
+                  "without_replacement"}
 QUICK = settings(max_examples=40, deadline=None)
 
 
@@ -182,11 +192,16 @@ def test_row_ids_name_only_matching_misconceptions():
 @pytest.mark.parametrize("fn, args", [("apply_temperature", (torch.zeros(3), 1.0)),
                                       ("top_k_filter", (torch.zeros(3), 1)), ("top_p_filter", (torch.zeros(3), 0.5)),
                                       ("filtered_probs", (torch.zeros(3),)),
-                                      ("sample", (torch.ones(3) / 3, torch.ones(3))), ("greedy", (torch.zeros(3),))])
+                                      ("sample", (torch.ones(3) / 3, torch.ones(3))), ("greedy", (torch.zeros(3),)),
+                                      ("empirical_distribution", (torch.ones(3) / 3, 5, torch.Generator()))])
 def test_stub_raises_not_implemented(fn, args):
     with pytest.raises(NotImplementedError, match="TODO"):
         getattr(stub, fn)(*args)
 
+
+def test_stub_solution_and_reference_define_the_contract_functions():
+    for module in (stub, sol, ref):
+        assert all(callable(getattr(module, fn, None)) for fn in FUNCTIONS)
 
 
 def mutant(misconception: str) -> types.ModuleType:
@@ -245,7 +260,158 @@ def test_mutant_output_is_what_its_misconception_predicts(misconception):
     elif misconception.startswith("top_k"):
         rows = differing_top_k_rows(module)
         assert rows and all(top_k_row_ids(*row) == {misconception} for row in rows)
+    elif misconception == "without_replacement":
+        for probs, draws in [(PROBE, PROBE_DRAWS)] + [probe_case(torch.Generator().manual_seed(s)) for s in range(20)]:
+            out = module.empirical_distribution(probs, draws, torch.Generator().manual_seed(0))
+            with pytest.raises(CheckFailure) as failure:
+                frequencies.expect_frequencies(out, probs, draws, frequencies.MAX_ROWS, "empirical_distribution")
+            assert failure.value.misconception == misconception
     else:
         found = differing_filtered_probs(module)
         assert found and all({mid for mid, value in wrong if torch.allclose(got, value, atol=1e-6)} == {misconception}
                              for got, wrong in found)
+
+
+# --- empirical_distribution: the sizing of its checks ----------------------------------------------------------
+
+@pytest.mark.parametrize("module", [ref, sol])
+def test_empirical_distribution_passes_its_checks(module):
+    cases = [(PROBE, PROBE_DRAWS), (strategies.strategy_probs(ref), 500)]
+    cases += [frequency_case(torch.Generator().manual_seed(s), ref) for s in range(FREQUENCY_CASES)]
+    for probs, draws in cases:
+        out = module.empirical_distribution(probs, draws, torch.Generator().manual_seed(1))
+        assert out.dtype == torch.float64 and out.shape == probs.shape
+        frequencies.expect_frequencies(out, probs, draws, frequencies.MAX_ROWS, "empirical_distribution")
+    again = module.empirical_distribution(PROBE, 30, torch.Generator().manual_seed(7))
+    assert torch.equal(again, module.empirical_distribution(PROBE, 30, torch.Generator().manual_seed(7)))
+    with pytest.raises(ValueError, match=r"\bnum_samples\b"):
+        module.empirical_distribution(PROBE, 0, torch.Generator())
+
+
+def test_reference_empirical_distribution_never_draws_probability_zero():
+    probs = torch.tensor([[0.0, 0.3, 0.0, 0.7, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]], dtype=torch.float64)
+    out = ref.empirical_distribution(probs, 2000, torch.Generator().manual_seed(3))
+    assert bool((out[probs == 0] == 0).all()) and out[1, 4] == 1
+
+
+def test_probe_bound_makes_without_replacement_fail_surely():
+    # frequencies.py: P(count <= 1) for the probe's big token, at its worst (fewest draws, smallest mass)
+    n, q0 = frequencies.PROBE_MIN_DRAWS, frequencies.PROBE_MIN_MASS
+    worst = (1 - q0) ** n + n * q0 * (1 - q0) ** (n - 1)
+    assert worst == 41 / 2 ** 40 and f"{worst:.1e}" == "3.7e-11"
+    share = frequencies.FALSE_FAIL / frequencies.MAX_ROWS / frequencies.PROBE_MAX_TOKENS / 2
+    assert f"{share:.1e}" == "3.3e-10" and share > worst
+    law = torch.cat([torch.tensor([q0]), torch.full((frequencies.PROBE_MAX_TOKENS - 1,), (1 - q0) / 63)])
+    assert intervals(n, law.double(), frequencies.FALSE_FAIL / frequencies.MAX_ROWS)[0, 0] >= 2
+    # every probe the checks draw keeps to the bound: n >= 40 draws from at least n tokens, a token of mass >= 0.5
+    for probs, draws in [(PROBE[:1], PROBE_DRAWS)] + [probe_case(torch.Generator().manual_seed(s)) for s in range(50)]:
+        assert draws >= n and int((probs > 0).sum()) >= draws and probs.max() >= q0
+        assert probs.numel() <= frequencies.PROBE_MAX_TOKENS
+    # PROBE's second row leaves room for draws without replacement (48 tokens of positive probability)
+    assert int((PROBE[1] > 0).sum()) >= PROBE_DRAWS
+    # the hidden check tests at most 1 + 6 * 3 = 19 rows
+    assert 1 + FREQUENCY_CASES * 3 <= frequencies.MAX_ROWS
+
+
+def test_lesson_figures():
+    probs = strategies.strategy_probs(ref)
+    for (name, *_), row in zip(strategies.STRATEGIES, probs.tolist()):  # the table in strategies.py
+        line = next(line for line in strategies.__doc__.splitlines() if line.strip().startswith(name + " "))
+        shown = line.split()[-len(row):]
+        assert shown == [("0" if q == 0 else f"{q:.3f}") for q in row], name
+    paris = probs[:, 0].tolist()
+    assert paris == sorted(paris, reverse=True)
+    low, high = probs[list(strategies.ONE_DRAW)]
+    # the single draws: " a" at temperature 0.5, " Paris" at temperature 1.5 (strategies.py)
+    assert ref.sample(torch.stack([low, high]), strategies.ONE_DRAW_NOISE).tolist() == [1, 0]
+    race = torch.stack([low, high]) / strategies.ONE_DRAW_NOISE
+    assert [round(x, 3) for x in (race[0, 1].item(), race[0, 0].item(), race[1, 0].item(), race[1, 2].item())] == \
+        [0.748, 0.377, 0.608, 0.313]
+    assert round(low[0].item() / high[0].item(), 1) == 1.9
+    # many draws: the accepted counts of " Paris" are disjoint intervals, in the order of the probabilities
+    bounds = [intervals(strategies.DRAWS, row, frequencies.FALSE_FAIL / len(probs))[0].tolist() for row in probs]
+    assert bounds == [[8079, 8495], [7072, 7545], [6023, 6545], [5298, 5846], [3984, 4530]]
+    assert all(lower[0] > upper[1] for lower, upper in zip(bounds, bounds[1:]))
+
+
+# --- top-p: float32 sums fail the exact-boundary checks ---------------------------------------------------------
+
+def float32_top_p(way: str):
+    """A top-p filter that is right except that it sums float32 probabilities, in one of several ways."""
+    def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
+        probs = torch.softmax(logits.float(), dim=-1)
+        descending = way != "tail"
+        ranked, order = probs.sort(dim=-1, descending=descending)
+        cumsum = ranked.cumsum(-1)
+        if way == "tail":  # Hugging Face's order: drop the least probable tokens whose total stays <= 1 - p
+            drop = cumsum <= 1 - p
+            drop[..., -1] = False
+        else:
+            above = {"exclusive": cumsum - ranked,
+                     "shifted": torch.cat([torch.zeros_like(cumsum[..., :1]), cumsum[..., :-1]], -1)}[way[:-4]]
+            threshold = p * (1 - 1e-9)
+            drop = above.double() >= threshold if way.endswith("/f64") else above >= threshold
+        return logits.masked_fill(torch.zeros_like(drop).scatter(-1, order, drop), float("-inf"))
+    return top_p_filter
+
+
+FLOAT32_WAYS = ["exclusive/f32", "exclusive/f64", "shifted/f32", "shifted/f64", "tail"]
+EXACT_CASES = [([0.70, 0.15, 0.10, 0.05], 0.95), ([0.6, 0.3, 0.1], 0.9), ([0.59, 0.28, 0.13], 0.87),
+               ([0.77, 0.22, 0.01], 0.99)]
+
+
+def exact_verdict(top_p_filter, probs: list, p: float):
+    """top_p_problem of a filter on exact decimal probabilities, judged exactly."""
+    logits = torch.tensor(probs, dtype=torch.float64).log()
+    must, may = ref.top_p_keep_bounds(logits, p, slack=0.0)
+    return top_p_problem(top_p_filter(logits, p), logits, p, must, may, "top_p_filter")
+
+
+@pytest.mark.parametrize("way", FLOAT32_WAYS)
+def test_float32_sums_fail_the_exact_boundary_cases(way):
+    verdicts = [exact_verdict(float32_top_p(way), probs, p) for probs, p in EXACT_CASES]
+    assert all(v is not None and "top_p_boundary_accumulation" in v[1] for v in verdicts[2:])
+    assert all(exact_verdict(sol.top_p_filter, probs, p) is None for probs, p in EXACT_CASES)
+
+
+def test_boundary_worked_figures():
+    def f32_probs(probs):
+        return torch.softmax(torch.tensor(probs, dtype=torch.float64).log().float(), dim=-1)
+    worked = f32_probs([0.70, 0.15, 0.10, 0.05])
+    assert abs((worked.cumsum(-1)[3] - worked[3]).item() - 0.9499999881) < 1e-10
+    three = f32_probs([0.6, 0.3, 0.1])
+    assert abs((three.cumsum(-1)[2] - three[2]).item() - 0.8999999762) < 1e-10
+    for probs, total, p32 in (([0.59, 0.28, 0.13], 0.8699999452, 0.8700000048),
+                              ([0.77, 0.22, 0.01], 0.9899999499, 0.9900000095)):
+        assert abs(f32_probs(probs)[:2].sum().item() - total) < 1e-10
+        assert abs(torch.tensor(sum(probs[:2]), dtype=torch.float32).item() - p32) < 1e-10
+    assert round((0.87 - 0.8699999452) / 0.87 / 1e-9) == 63  # the hint's "sixty times the 1e-9 allowance"
+    assert float32_falls_short([59, 28, 13], 100, 2) and float32_falls_short([77, 22, 1], 100, 2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hidden_traps_catch_every_float32_way(seed):
+    rng = torch.Generator().manual_seed(seed)
+    for _ in range(3):
+        parts, kept = decimal_case(rng, trap=True)
+        p = sum(parts[:kept]) / 1000
+        for way in FLOAT32_WAYS:
+            verdict = exact_verdict(float32_top_p(way), [q / 1000 for q in parts], p)
+            assert verdict is not None and "top_p_boundary_accumulation" in verdict[1]
+        assert exact_verdict(sol.top_p_filter, [q / 1000 for q in parts], p) is None
+
+
+# --- hints ----------------------------------------------------------------------------------------------------
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS)
+def test_hints_do_not_repeat_the_docstring(fn):
+    docstring = words(getattr(stub, fn).__doc__)
+    for level in hints.LEVELS:
+        text = words(hints.hint("sampling", fn, level))
+        match = SequenceMatcher(None, text, docstring, autojunk=False).find_longest_match(0, len(text), 0,
+                                                                                          len(docstring))
+        assert match.size < 8, f"level {level} repeats the docstring: {' '.join(text[match.a:match.a + match.size])}"

@@ -1,11 +1,16 @@
 """Hidden sampling checks: fresh random cases from the seed (ties, peaked, flat and extreme logits; float64,
-float32, float16 and bfloat16), compared with the live reference."""
+float32, float16 and bfloat16; exact-decimal top-p boundaries; statistical tests of many draws), compared with the
+live reference."""
 import torch
 
+from grader import toys
+from grader.checks.sampling.boundary import decimal_logits, float32_falls_short
 from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect_names, expect_race, fail_on,
                                            filtered_probs_problem, top_k_problem, top_p_problem)
+from grader.checks.sampling.frequencies import (PROBE_MAX_TOKENS, PROBE_MIN_DRAWS, PROBE_MIN_MASS, counts_of,
+                                                expect_frequencies)
 from grader.checks.sampling.misconceptions import filtered_probs_candidates
-from grader.engine import check, expect_close, expect_equal, reference, tolerance
+from grader.engine import check, expect_close, expect_equal, fail, reference, tolerance
 
 CASES = 30  # random cases per check
 DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
@@ -30,9 +35,9 @@ def random_shape(rng: torch.Generator) -> tuple[int, ...]:
     return (*pick(rng, [(), (3,), (2, 3)]), pick(rng, [1, 2, 5, 8, 17, 32]))
 
 
-def random_logits(rng: torch.Generator, kind: str, dtype: torch.dtype) -> torch.Tensor:
-    """Logits of a random shape and the given kind, in `dtype`; every row keeps at least one finite logit."""
-    shape = random_shape(rng)
+def random_logits(rng: torch.Generator, kind: str, dtype: torch.dtype, shape: tuple | None = None) -> torch.Tensor:
+    """Logits of the given kind and shape (random if None), in `dtype`; every row keeps at least one finite logit."""
+    shape = shape or random_shape(rng)
     normal = torch.randn(shape, generator=rng, dtype=torch.float64)
     if kind == "normal":
         x = normal * uniform(rng, 0.5, 3.0)
@@ -145,6 +150,42 @@ def test_top_p_random(sub, rng):
     fail_on(problems, TOP_P_IDS)
 
 
+DECIMAL_CASES = 16  # half of them chosen so that float32 sums fall short of p (boundary.py)
+
+
+def decimal_case(rng: torch.Generator, trap: bool) -> tuple[list[int], int]:
+    """Distinct per-mille parts summing to 1000, most probable first, and how many the nucleus keeps.
+
+    A trap is a case where every float32 way of summing the kept parts falls short of p (about 2% of draws).
+    """
+    for _ in range(5000):
+        size = int(torch.randint(3, 9, (), generator=rng))
+        cuts = sorted(torch.randperm(999, generator=rng)[: size - 1].add(1).tolist())
+        parts = sorted((b - a for a, b in zip([0, *cuts], [*cuts, 1000])), reverse=True)
+        kept = int(torch.randint(1, size, (), generator=rng))
+        if len(set(parts)) == size and (not trap or float32_falls_short(parts, 1000, kept)):
+            return parts, kept
+    raise AssertionError("no exact-decimal top-p case found in 5000 draws")
+
+
+@check("top_p_exact_decimals_random", points=3, hint="top_p_filter",
+       title="top_p_filter keeps exactly the nucleus when p is the sum of exact decimal probabilities (float64 sums)")
+def test_top_p_exact_decimals_random(sub, rng):
+    ref = reference("sampling")
+    problems = []
+    for i in range(DECIMAL_CASES):
+        parts, kept = decimal_case(rng, trap=i % 2 == 0)
+        order = torch.randperm(len(parts), generator=rng)  # token order[j] gets the j-th largest part
+        ranked = torch.tensor(parts, dtype=torch.float64) / 1000
+        probs = torch.empty(len(parts), dtype=torch.float64).scatter_(0, order, ranked)
+        logits, p = decimal_logits(probs.tolist()), sum(parts[:kept]) / 1000
+        must, may = ref.top_p_keep_bounds(logits, p, slack=0.0)
+        problem = top_p_problem(sub.top_p_filter(logits, p), logits, p, must, may,
+                                f"top_p_filter(log of {len(parts)} exact per-mille probabilities, p={p})")
+        problems += [problem] if problem else []
+    fail_on(problems, TOP_P_IDS)
+
+
 @check("filtered_probs_random", points=13, hint="filtered_probs",
        title="filtered_probs matches the reference pipeline on random logits, temperatures, k and p")
 def test_filtered_probs_random(sub, rng):
@@ -169,7 +210,7 @@ def test_filtered_probs_random(sub, rng):
     fail_on(problems, FILTERED_PROBS_IDS)
 
 
-@check("sample_random", points=5, hint="sample",
+@check("sample_random", points=7, hint="sample",
        title="sample picks the exponential-race winner on random distributions, never a probability-0 token")
 def test_sample_random(sub, rng):
     for _ in range(CASES):
@@ -190,3 +231,68 @@ def test_greedy_random(sub, rng):
     for _ in range(CASES):
         kind, dtype, logits = random_case(rng)
         expect_equal(sub.greedy(logits), ref.greedy(logits), f"greedy({label(kind, logits)})")
+
+
+FREQUENCY_CASES = 6  # random cases of at most 3 rows each, after one probe row: at most 19 <= MAX_ROWS rows
+
+
+def probe_case(rng: torch.Generator) -> tuple[torch.Tensor, int]:
+    """One row where draws without replacement show (frequencies.py): n >= 40 draws, a token of probability >= 0.5,
+    and at least n tokens of positive probability."""
+    vocab = int(torch.randint(48, PROBE_MAX_TOKENS + 1, (), generator=rng))
+    draws = int(torch.randint(PROBE_MIN_DRAWS, 49, (), generator=rng))
+    top = uniform(rng, PROBE_MIN_MASS, 0.8)
+    rest = torch.rand(vocab - 1, generator=rng, dtype=torch.float64) + 0.1
+    probs = torch.cat([torch.tensor([top], dtype=torch.float64), rest / rest.sum() * (1 - top)])
+    return probs[torch.randperm(vocab, generator=rng)], draws
+
+
+def frequency_case(rng: torch.Generator, ref) -> tuple[torch.Tensor, int]:
+    """Probabilities of a random strategy on random logits ([V], [2, V] or [1, 3, V]; float64 or float32), and a
+    number of draws from 1 to 3000."""
+    kind, shape = pick(rng, KINDS), (*pick(rng, [(), (2,), (1, 3)]), pick(rng, [1, 2, 5, 8, 17, 32]))
+    logits = random_logits(rng, kind, torch.float64, shape)
+    probs = ref.filtered_probs(logits, random_temperature(rng, kind, torch.float64),
+                               pick(rng, [None, 1, 3]), pick(rng, [None, random_p(rng, logits)]))
+    return probs.to(pick(rng, (torch.float64, torch.float32))), pick(rng, [1, 2, 30, 400, 3000])
+
+
+@check("empirical_distribution_random", points=7, hint="empirical_distribution",
+       title="empirical_distribution passes an exact binomial test per token on random distributions, shapes and "
+             "numbers of draws, including a probe for draws without replacement")
+def test_empirical_distribution_random(sub, rng, seed):
+    ref = reference("sampling")
+    cases = [probe_case(rng)] + [frequency_case(rng, ref) for _ in range(FREQUENCY_CASES)]
+    rows = sum(probs.numel() // probs.shape[-1] for probs, _ in cases)  # <= MAX_ROWS (frequencies.py)
+    sub.set_timeout(30)
+    generator = sub.make(toys.generator, seed)
+    for probs, draws in cases:
+        what = (f"empirical_distribution({str(probs.dtype).removeprefix('torch.')} probs {list(probs.shape)}, "
+                f"num_samples={draws}, generator)")
+        expect_frequencies(sub.empirical_distribution(probs, draws, generator), probs, draws, rows, what)
+
+
+@check("empirical_distribution_generator_only", points=2, hint="empirical_distribution",
+       title="empirical_distribution draws only from its generator: the same seed gives the same frequencies in "
+             "processes whose global random generators were seeded differently")
+def test_empirical_distribution_generator_only(sub, rng, seed):
+    probs = torch.softmax(torch.randn(2, 9, generator=rng, dtype=torch.float64), dim=-1)
+    what = "empirical_distribution(probs [2, 9], num_samples=500, generator)"
+    results = []
+    for global_seed in (seed + 1, seed + 2):
+        sub.restart(global_seed=global_seed)
+        out = sub.empirical_distribution(probs, 500, sub.make(toys.generator, seed))
+        results.append(counts_of(out, probs, 500, what))
+    if not torch.equal(*results):
+        fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
+             f"runs, returned different frequencies; draw every random number from `generator`")
+
+
+@check("num_samples_random", points=1, hint="empirical_distribution",
+       title="num_samples < 1 raises ValueError naming num_samples")
+def test_num_samples_random(sub, rng, seed):
+    probs = torch.softmax(torch.randn(3, generator=rng, dtype=torch.float64), dim=-1)
+    for num_samples in (0, -int(torch.randint(1, 100, (), generator=rng))):
+        expect_names(sub.empirical_distribution, ("num_samples",),
+                     f"empirical_distribution(probs, num_samples={num_samples}, generator)", probs, num_samples,
+                     sub.make(toys.generator, seed))

@@ -1,17 +1,17 @@
-"""Public sampling checks: the contract's worked examples and small fixed cases; answers from the goldens."""
+"""Public sampling checks: the contract's worked examples, small fixed cases and the course's exercise on one
+prompt (strategies.py); answers from the goldens."""
 import torch
 
+from grader import toys
+from grader.checks.sampling import strategies
+from grader.checks.sampling.boundary import decimal_logits
 from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect_names, expect_race, fail_on,
                                            filtered_probs_problem, returned, show, top_k_problem, top_p_problem)
+from grader.checks.sampling.frequencies import expect_frequencies
 from grader.checks.sampling.misconceptions import filtered_probs_candidates
 from grader.engine import check, expect_close, expect_equal, fail, golden, reference
 
 F64 = torch.float64
-
-
-def decimal_logits(probs: list) -> torch.Tensor:
-    """Logits whose softmax is the given exact decimal probabilities (float64)."""
-    return torch.tensor(probs, dtype=F64).log()
 
 
 def top_p_bounds(key: str, logits: torch.Tensor, p: float, exact: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -124,14 +124,18 @@ def test_top_p_worked_examples(sub):
 
 
 @check("top_p_exact_boundary", points=2, hint="top_p_filter",
-       title="a mass that lands on p reaches it: 0.6/0.3/0.1 at p=0.9 keeps 2 although 0.6 + 0.3 < 0.9 in floats")
+       title="a mass that lands on p reaches it, in float64 sums: 0.6/0.3/0.1 at p=0.9 and 0.59/0.28/0.13 at "
+             "p=0.87 keep 2 tokens (float32 sums fall short and keep 3)")
 def test_top_p_exact_boundary(sub):
-    # float64 sums of these probabilities fall just short of p (0.6 + 0.3 = 0.8999999999999999)
+    # left-to-right float64 sums of the first three fall just short of p (0.6 + 0.3 = 0.8999999999999999);
+    # float32 sums of the last two fall short of p by about 5e-8 whichever way they are taken (boundary.py)
     six = [0.40, 0.28, 0.13, 0.10, 0.08, 0.01]
     rows = [[0.1, 0.6, 0.3], [0.3, 0.1, 0.6]]
     cases = [("log([0.6, 0.3, 0.1])", decimal_logits([0.6, 0.3, 0.1]), 0.9),
              (f"log({six})", decimal_logits(six), 0.68),
-             (f"log({rows})", decimal_logits(rows), 0.9)]
+             (f"log({rows})", decimal_logits(rows), 0.9),
+             ("log([0.59, 0.28, 0.13])", decimal_logits([0.59, 0.28, 0.13]), 0.87),
+             ("log([0.77, 0.22, 0.01])", decimal_logits([0.77, 0.22, 0.01]), 0.99)]
     fail_on(top_p_problems(sub, cases, "top_p_boundary", exact=True), TOP_P_IDS)
 
 
@@ -281,3 +285,61 @@ def test_greedy_lowest_index_on_ties(sub):
     for name, logits in GREEDY_CASES.items():
         expected = golden(f"greedy/{name}", lambda: reference("sampling").greedy(logits))
         expect_equal(sub.greedy(logits), expected, f"greedy({name} logits)")
+
+
+# ------------------------------------------------------------- one prompt, five strategies (strategies.py)
+def strategy_probs() -> torch.Tensor:
+    """[5, 6] float64: the probabilities of the five strategies on the fixed logits."""
+    return golden("strategies/probs", lambda: strategies.strategy_probs(reference("sampling")))
+
+
+@check("sample_one_draw_misranks", points=1, hint="sample",
+       title="one draw per strategy can rank them wrongly: with this noise temperature 0.5 draws ' a' and "
+             "temperature 1.5 draws ' Paris', though 0.5 says ' Paris' about twice as often")
+def test_sample_one_draw_misranks(sub):
+    probs, noise = strategy_probs()[list(strategies.ONE_DRAW)], strategies.ONE_DRAW_NOISE  # both [2, 6]
+    expected = golden("strategies/one_draw", lambda: reference("sampling").sample(probs, noise))
+    what = (f"sample(probs of temperature 0.5 and 1.5 on logits {show(strategies.LOGITS)} over "
+            f"{list(strategies.VOCAB)}, noise {noise.tolist()})")
+    out = sub.sample(probs, noise)
+    expect_race(out, probs, noise, what)
+    expect_equal(out, expected, what)
+
+
+@check("empirical_distribution_ranks_strategies", points=2, hint="empirical_distribution",
+       title=f"{strategies.DRAWS} draws per strategy rank the five strategies by how often they say ' Paris', as "
+             f"their probabilities do (an exact binomial test per token)")
+def test_empirical_distribution_ranks_strategies(sub, seed):
+    probs = strategy_probs()
+    names = [name for name, *_ in strategies.STRATEGIES]
+    what = (f"empirical_distribution(probs of {names} on logits {show(strategies.LOGITS)}, "
+            f"num_samples={strategies.DRAWS}, generator)")
+    sub.set_timeout(30)
+    out = sub.empirical_distribution(probs, strategies.DRAWS, sub.make(toys.generator, seed))
+    expect_frequencies(out, probs, strategies.DRAWS, probs.shape[0], what)
+
+
+# A probe for draws without replacement (frequencies.py): 48 draws per row, each row with at least 48 tokens of
+# positive probability; token 0 of row 0 has probability 0.5, the first 16 tokens of row 1 have probability 0
+PROBE = torch.tensor([[0.5] + [0.5 / 63] * 63, [0.0] * 16 + [1 / 48] * 48], dtype=F64)
+PROBE_DRAWS = 48
+
+
+@check("empirical_distribution_draws_with_replacement", points=1, hint="empirical_distribution",
+       title="empirical_distribution returns float64 frequencies of independent draws: a token of probability 0.5 "
+             "comes up about 24 times in 48 draws, a token of probability 0 never")
+def test_empirical_distribution_draws_with_replacement(sub, seed):
+    what = (f"empirical_distribution(probs [2, 64] (row 0: token 0 at 0.5, 63 tokens at 0.5/63; row 1: tokens "
+            f"16..63 at 1/48), num_samples={PROBE_DRAWS}, generator)")
+    out = sub.empirical_distribution(PROBE, PROBE_DRAWS, sub.make(toys.generator, seed))
+    expect_frequencies(out, PROBE, PROBE_DRAWS, PROBE.shape[0], what)
+
+
+@check("num_samples_must_be_positive", points=1, hint="empirical_distribution",
+       title="num_samples < 1 raises ValueError naming num_samples")
+def test_num_samples_must_be_positive(sub, seed):
+    probs = torch.tensor([0.25, 0.75], dtype=F64)
+    for num_samples in (0, -3):
+        expect_names(sub.empirical_distribution, ("num_samples",),
+                     f"empirical_distribution(probs, num_samples={num_samples}, generator)", probs, num_samples,
+                     sub.make(toys.generator, seed))
