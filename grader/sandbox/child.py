@@ -183,6 +183,10 @@ def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> No
     except BaseException as exc:  # noqa: BLE001 - anything the import does is reported, not raised
         send(sock, codec.encode(("import_error", describe_exception(exc, submission_dir))))
         return
+    # Again after the import: a module that seeds the global generators itself (`torch.manual_seed(0)` at the top,
+    # a common habit) would otherwise draw the same numbers in every child, whatever seed the grader chose, and a
+    # submission that ignores the generator it is given would pass the checks that restart with another seed.
+    seed_globals(config.get("global_seed", 0))
     send(sock, codec.encode(("ready", None)))
 
     objects: dict[int, object] = {}

@@ -6,6 +6,7 @@ names it; and every operator of a family is refused at PyTorch's dispatcher, whi
 """
 from __future__ import annotations
 
+import ctypes
 import importlib
 import re
 import warnings
@@ -14,8 +15,6 @@ import torch
 
 # The dispatch keys whose kernels do the work of an operator on CPU and CUDA (Meta kernels only compute shapes).
 KEYS = ("CPU", "CUDA", "CompositeImplicitAutograd", "CompositeExplicitAutograd")
-
-_libraries: list = []  # the registrations last while the library objects do
 
 
 class ForbiddenCall(RuntimeError):
@@ -34,9 +33,15 @@ def forbid(dotted: str) -> None:
 
 
 def forbid_operators(pattern: str) -> list[str]:
-    """Refuse every aten operator whose name matches `pattern`, at each key with a kernel; the names refused."""
+    """Refuse every aten operator whose name matches `pattern`, at each key with a kernel; the names refused.
+
+    The registrations last while their C++ library object does, and a submission that could reach it (a
+    `torch.library.Library`, its finalizer, a list here) could reset it and bring the fused kernels back. So the
+    object is made immortal (one reference no Python object holds) and nothing in Python keeps it: pybind
+    objects are not tracked by `gc`, so `gc.get_objects()` does not find it either.
+    """
     matcher = re.compile(pattern)
-    library = torch.library.Library("aten", "IMPL")
+    module = torch._C._dispatch_library("IMPL", "aten", "", "", 0)
     refused = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": that is the point
@@ -45,9 +50,10 @@ def forbid_operators(pattern: str) -> list[str]:
                 continue
             for key in KEYS:
                 if torch._C._dispatch_has_kernel_for_dispatch_key(name, key):
-                    library.impl(name.removeprefix("aten::"), _refusal(name), key)
+                    module.impl(name.removeprefix("aten::"), key, _refusal(name), False)
                     refused.append(f"{name}@{key}")
-    _libraries.append(library)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(module))  # never freed: the refusal cannot be deregistered
+    del module
     return refused
 
 

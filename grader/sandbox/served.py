@@ -30,6 +30,11 @@ class Served:
             return "ok", getattr(self.obj, method)(*args, **kwargs)
         except (ValueError, TypeError, IndexError) as exc:
             return "raised", (type(exc).__name__, str(exc))
+        except Exception as exc:  # noqa: BLE001 - the arguments are the submission's: its error, never the grader's
+            # (int(inf) is an OverflowError, a huge tensor a MemoryError...). Only the type name goes back: the
+            # message of an error nobody planned for may carry the grader's own state.
+            return "raised", ("ValueError", f"{self.name}.{method} could not use its arguments "
+                                            f"({type(exc).__name__})")
 
 
 def answer(served: dict[int, Served], payload) -> tuple:

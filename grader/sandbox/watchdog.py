@@ -45,7 +45,11 @@ def sample() -> tuple[int, int]:
 
 
 def proportional() -> int:
-    """Proportional resident bytes (shared pages split among the processes sharing them), summed as in sample."""
+    """Proportional resident bytes (shared pages split among the processes sharing them), summed as in sample.
+
+    A process whose summary PID 1 cannot read counts with its whole resident size: a submission can make itself
+    unreadable (prctl(PR_SET_DUMPABLE, 0) undoes walls.let_init_read), and it must not hide its memory so.
+    """
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit() or name == "1":
@@ -53,8 +57,14 @@ def proportional() -> int:
         try:
             with open(f"/proc/{name}/smaps_rollup", "rb") as f:
                 total += next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:"))
-        except (OSError, StopIteration):
             continue
+        except (OSError, StopIteration):
+            pass
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                total += int(f.read().rsplit(b")", 1)[1].split()[21]) * PAGE
+        except (OSError, IndexError, ValueError):
+            continue  # it ended between the listing and the read
     return total
 
 
