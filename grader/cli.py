@@ -1,4 +1,4 @@
-"""The `infergrade` command line: list, check, grade, hint, selftest, goldens, bundle."""
+"""The `infergrade` command line: list, check, grade, hint, selftest, goldens, bundle, notebook, watch, progress."""
 from __future__ import annotations
 
 import json
@@ -24,6 +24,7 @@ from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
 from grader.grading import BadInput, bad_input_document, grade, resolve_submission, resolve_topics  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
+from grader import instructor  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
@@ -55,6 +56,11 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
     if note:
         click.echo(note, err=True)
     return chosen, folder
+
+
+def _workspace(submission: Path, folder: Path) -> Path:
+    """Where progress is kept: the notebook's folder for a notebook, else the submission folder."""
+    return submission.resolve().parent if submission.suffix == ".ipynb" else folder
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -92,7 +98,7 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, deadline):
         interrupt.settle()
         if out is not None:
             _write(doc, out, "json")
-        progress.record_checks(folder, doc)
+        progress.record_checks(_workspace(submission, folder), doc)
         click.echo(summary(doc, verbose))
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
@@ -240,5 +246,52 @@ def bundle(out: Path):
     click.echo(f"wrote {len(files)} files to {out}")
 
 
+@main.command()
+@click.argument("topic")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
+              help="the folder to write TOPIC.ipynb into")
+@click.option("--force", is_flag=True, help="replace an existing notebook (and the work in it)")
+def notebook(topic: str, out: Path, force: bool):
+    """Write a self-study notebook for TOPIC: the idea, your functions with inline checks, experiments."""
+    from grader.notebooks.build import write
+
+    try:
+        (chosen,) = resolve_topics([topic])
+        path = write(chosen, out, overwrite=force)
+    except (BadInput, FileExistsError) as exc:
+        _fail(str(exc))
+    click.echo(f"wrote {path}: open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code")
+
+
+@main.command()
+@click.argument("topic", required=False)
+@SUBMISSION
+def watch(topic, submission: Path):
+    """Re-check a topic each time you save its file (TOPIC, else the next one to do); Ctrl-C stops."""
+    from grader.watch import suggest, watch as run_watch
+
+    chosen, folder = _resolve([topic] if topic else [], submission)
+    if submission.suffix == ".ipynb":
+        _fail("watch follows your topic files; for a notebook, run its check cells")
+    first = topic or suggest(folder) or chosen[0]
+    try:
+        run_watch(folder, chosen, first)
+    except KeyboardInterrupt:
+        click.echo("\nstopped watching")
+
+
+@main.command("progress")
+@SUBMISSION
+def progress_cmd(submission: Path):
+    """Your progress: every topic and function, not started, failing or passing; hints read; what is next."""
+    from grader.overview import render
+
+    click.echo(render(submission if submission.is_dir() else submission.resolve().parent))
+
+
 if __name__ == "__main__":
     main()
+
+
+for _command in (instructor.grade_batch, instructor.report_cmd):
+    main.add_command(_command)
