@@ -51,9 +51,7 @@ def contract_ids() -> dict[str, list[str]]:
 
 # Ids the extended contract added to landed topics, still to be built (issue 11: "The seven landed topics").
 # Strict both ways: building one without removing it here fails, as does a new gap.
-PENDING = {"sampling": {"without_replacement"},
-           "kv_cache": {"forgets_all_position_logits", "window_on_every_layer"},
-           "timeline": {"batch_always_compute_bound"}}
+PENDING = {"sampling": {"without_replacement"}}
 
 
 @pytest.mark.skipif(not CONTRACTS.exists(), reason="shared/CONTRACTS.md is not beside this checkout")
