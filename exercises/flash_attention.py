@@ -2,12 +2,16 @@
 
 Attention computes softmax(q k^T / sqrt(D)) v. The naive way holds the whole [Tq, Tk] score matrix; at 8k
 tokens that is 256 MiB per head in float32. Compute the same result one [block_q, block_k] tile of scores at
-a time, keeping only a few numbers per query between tiles. Do not call
+a time, carrying per query only a running state (its output row so far and two numbers) between tiles. Do not call
 torch.nn.functional.scaled_dot_product_attention or any other fused attention operator of PyTorch
 (torch.ops.aten._scaled_dot_product_*, nn.MultiheadAttention): the grader refuses them all.
 
 Shapes: q [B, H, Tq, D]; k and v [B, H, Tk, D]. Causal masking is bottom-right aligned: query i may attend
 to key j only when j <= i + (Tk - Tq), as when decoding with a KV cache (with Tq = 1 the query sees every key).
+
+Exercise, once attention_memory_bytes and attention_hbm_bytes work: at T = 8192 and D = 128, how much does each
+algorithm store between its steps, and how many bytes does each move through HBM for block_q = 16, 64 and 128?
+Both do the same FLOPs; say why the one that moves fewer bytes is faster, and where tiling stops paying.
 """
 import functools
 

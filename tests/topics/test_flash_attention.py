@@ -118,6 +118,20 @@ def test_hbm_tiled_pass_reads_kv_once_per_query_block(n, d, block_q, dtype_bytes
     assert got["naive"] == 2 * (n * d + n * n) * dtype_bytes + 2 * (n * n + n * d) * dtype_bytes
 
 
+def test_slip_notes_name_what_is_left_out():
+    from grader.checks.flash_attention.test_public import state_slip, traffic_slip
+
+    args = (8192, 8192, 64, 64, 64, 2)  # right state: (64 * 64 + 128) * 4 = 16,896
+    assert state_slip(16_896, *args) == ""
+    assert "max and sum" in state_slip(64 * 64 * 4, *args)
+    assert "accumulator" in state_slip(128 * 4, *args)
+    assert "float32" in state_slip((64 * 64 + 128) * 2, *args)
+    right = ref.attention_hbm_bytes(8192, 128, 128)["tiled"]
+    assert "lse" in traffic_slip(right - 4 * 8192, right, 8192, 128, 2)
+    assert "all of K and V" in traffic_slip(4 * 8192 * 128 * 2 + 4 * 8192, right, 8192, 128, 2)
+    assert traffic_slip(right, right, 8192, 128, 2) == ""
+
+
 def test_hbm_public_cases_teach_where_tiling_wins():
     from grader.checks.flash_attention.test_public import HBM_CASES
 

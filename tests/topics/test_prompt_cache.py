@@ -119,7 +119,8 @@ def test_stable_prefix_reads_the_previous_prompt_and_the_timestamp_reads_nothing
 
 def test_agent_session_worked_by_hand():
     turns = agent_session()
-    # task 0, task 1 (fails), task 1 again, task 2, the compaction call, task 3
+    # task 0, task 1 (fails), task 1 again, task 2, the compaction call, task 3; a task's reply is 120 + 30 * task
+    # tokens, the compaction call's output the 240-token summary
     assert [t["output_tokens"] for t in turns] == [120, conversation.FAILED_OUTPUT, 150, 180, 240, 210]
     assert turns[1]["prompt"] == turns[2]["prompt"]  # the retry sends the same prompt
     assert turns[4]["prompt"][:len(turns[3]["prompt"])] == turns[3]["prompt"]  # compaction reads the history

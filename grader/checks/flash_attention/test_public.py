@@ -155,7 +155,19 @@ def test_memory_bytes(sub):
         expect_equal({n: got[n] for n in want}, want,
                      f"{what} (naive holds {want['naive_scores'] / MIB:g} MiB of scores; the tiled algorithm a "
                      f"{want['tiled_scores'] / 1024:g} KiB tile and {want['tiled_state'] / 1024:g} KiB of float32 "
-                     f"accumulator, max and sum: {want['naive_scores'] / tiled:.0f}x less)")
+                     f"accumulator, max and sum: {want['naive_scores'] / tiled:.0f}x less)"
+                     + state_slip(got["tiled_state"], *args))
+
+
+def state_slip(state, tq: int, tk: int, d: int, block_q: int, block_k: int, dtype_bytes: int) -> str:
+    """What a wrong tiled_state leaves out, when it equals a known slip; else nothing."""
+    if state == (block_q * d + 2 * block_q) * 4:
+        return ""
+    slips = {block_q * d * 4: "the running max and sum of every row are part of the state too",
+             2 * block_q * 4: "the [block_q, d] output accumulator is part of the state too",
+             (block_q * d + 2 * block_q) * dtype_bytes: "the state is float32, 4 bytes an entry, whatever the "
+                                                         "input dtype"}
+    return f"; {slips[state]}" if state in slips else ""
 
 
 @check("memory_bytes_bad_arguments", points=1, hint="attention_memory_bytes",
@@ -196,7 +208,15 @@ def test_hbm_bytes(sub):
         expect_equal({name: got[name] for name in want}, want,
                      f"{what} (both passes do {4 * n * n * d / 1e9:.3g} GFLOP; the naive one moves "
                      f"{want['naive'] / MIB:.4g} MiB, {intensity(n, d, want['naive']):.0f} FLOP/byte, the tiled one "
-                     f"{want['tiled'] / MIB:.4g} MiB, {intensity(n, d, want['tiled']):.0f} FLOP/byte)")
+                     f"{want['tiled'] / MIB:.4g} MiB, {intensity(n, d, want['tiled']):.0f} FLOP/byte)"
+                     + traffic_slip(got["tiled"], want["tiled"], n, d, dtype_bytes))
+
+
+def traffic_slip(tiled, right: int, n: int, d: int, dtype_bytes: int) -> str:
+    """What a wrong tiled traffic leaves out, when it equals a known slip; else nothing."""
+    slips = {right - 4 * n: "the float32 lse is written too, 4 bytes a query",
+             4 * n * d * dtype_bytes + 4 * n: "every query block reads all of K and V, not only the first"}
+    return f"; {slips[tiled]}" if tiled != right and tiled in slips else ""
 
 
 @check("hbm_bytes_bad_arguments", points=1, hint="attention_hbm_bytes",

@@ -242,8 +242,9 @@ def test_agent_retry_and_compaction(sub):
 @check("hit_rate_is_not_the_goal", points=2, hint="session_cost",
        title="unused tool descriptions in front of a short session raise its hit rate and its total cost together")
 def test_hit_rate_is_not_the_goal(sub):
-    # Both providers' rules: lean 0 hit rate, padded about 0.7, and the padded bill 14% (GPT-5) to 26% (Sonnet 4)
-    # higher (tests/topics/test_prompt_cache.py recomputes it): the hit rate alone never decides.
+    # Under both providers' rules the reference gives the lean session a hit rate of 0 and the padded one about
+    # 0.7, and the padded bill is 14% (GPT-5) to 26% (Sonnet 4) higher (tests/topics/test_prompt_cache.py asserts
+    # that both rise): the hit rate alone never decides.
     for key, provider in PROVIDERS.items():
         for name, turns in QA.items():
             expect_provider_cost(sub, f"qa.{key}.{name.split()[0]}", f"Q&A session, {name}", turns, provider)
