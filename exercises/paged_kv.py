@@ -17,7 +17,7 @@ class BlockAllocator:
     def __init__(self, num_blocks: int, block_size: int):
         """A pool of num_blocks KV blocks of block_size token slots each, all free, and no sequences yet.
 
-        Raises ValueError (naming the argument) when num_blocks < 0 or block_size < 1.
+        Raises ValueError (naming the argument) when num_blocks < 1 or block_size < 1.
         """
         raise NotImplementedError("TODO: set up the free blocks, reference counts, block tables and lengths")
 
@@ -67,11 +67,15 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale) -> t
             KV head h // (H // H_kv).
         block_tables: [S, max_blocks] int; row s lists sequence s's blocks in token order (entries past its last
             block are padding, still valid block ids).
-        context_lens: [S] int; sequence s attends to its first context_lens[s] tokens.
+        context_lens: [S] int; sequence s attends to its first context_lens[s] tokens, at least 1 (the new
+            token's own key and value are already in the cache) and at most max_blocks * block_size.
         scale: multiplies the scores q . k before the softmax.
     Returns:
         [S, H, D]: per query head, the softmax(scale * q . k)-weighted sum of the values of the sequence's first
         context_lens[s] tokens (compute the softmax in at least float32).
+    Raises:
+        ValueError naming the argument: a context length outside [1, max_blocks * block_size] (with 0 tokens the
+        softmax has nothing to normalise and gives NaN), or H not a multiple of H_kv.
     """
     raise NotImplementedError("TODO: gather each sequence's keys and values through its block table and attend")
 
@@ -81,11 +85,11 @@ def reservation_waste(lengths, max_len, block_size) -> dict:
 
     Args:
         lengths: current length of each sequence (list of int, each in [0, max_len]).
-        max_len: the slots a max-length reservation holds per sequence.
+        max_len: the slots a max-length reservation holds per sequence (>= 1).
         block_size: token slots per block.
     Returns:
         dict of int: "used" (sum of lengths), "reserved_max", "reserved_paged" (whole blocks per sequence),
         "waste_max" and "waste_paged" (reserved minus used).
-    Raises ValueError (naming the argument) for block_size < 1 or a length outside [0, max_len].
+    Raises ValueError (naming the argument) for block_size < 1, max_len < 1 or a length outside [0, max_len].
     """
     raise NotImplementedError("TODO: count used, reserved and wasted slots for both schemes")

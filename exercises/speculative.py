@@ -21,9 +21,10 @@ def verify(draft_tokens, q: torch.Tensor, p: torch.Tensor, u: torch.Tensor, nois
         noise: [V] i.i.d. Exp(1) draws; sample from weights w as argmax(w / noise).
     Returns:
         list of ints: the accepted draft tokens (a prefix of draft_tokens) followed by exactly one more token.
-        Accept x_i iff q_i(x_i) > 0 and u_i <= p_i(x_i) / q_i(x_i); stop at the first rejection and add a token
-        drawn from max(0, p_i - q_i) (from p_i when that is all zero); if every draft is accepted, add a bonus
-        token drawn from the last row of p.
+        Accept x_i iff q_i(x_i) > 0 and u_i < p_i(x_i) / q_i(x_i) (strictly less: a token the target gives
+        probability 0 is rejected even at u_i = 0); stop at the first rejection and add a token drawn from
+        max(0, p_i - q_i) (from p_i when that is all zero); if every draft is accepted, add a bonus token drawn
+        from the last row of p. So g drafts yield between 1 and g + 1 tokens.
     Raises:
         ValueError naming the argument when a shape does not fit g and V.
     """
@@ -49,6 +50,20 @@ def speculative_generate(target, draft, prompt, max_new_tokens: int, gamma: int,
         ValueError naming the argument: max_new_tokens < 0, gamma < 1.
     """
     raise NotImplementedError("TODO: implement speculative_generate (draft, score once, verify, repeat)")
+
+
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """The probability that one token drafted from q is accepted by verify against the target's p.
+
+    Args:
+        p: [V] the target's next-token distribution.
+        q: [V] the draft's next-token distribution at the same position.
+    Returns:
+        float in [0, 1] (Leviathan et al.'s alpha at this position): 1 when q equals p, 0 when they share no token.
+    Raises:
+        ValueError naming the argument when p is not one row [V] or q does not have p's shape.
+    """
+    raise NotImplementedError("TODO: implement acceptance_rate (the chance that verify keeps a draft from q)")
 
 
 def expected_tokens_per_iteration(alpha: float, gamma: int) -> float:

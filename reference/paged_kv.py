@@ -17,8 +17,8 @@ class BlockAllocator:
     """Fixed-size KV blocks shared between sequences; a block is in use while any block table lists it."""
 
     def __init__(self, num_blocks, block_size):
-        if num_blocks < 0:
-            raise ValueError(f"num_blocks must be >= 0, got {num_blocks}")
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1, got {num_blocks}")
         if block_size < 1:
             raise ValueError(f"block_size must be >= 1, got {block_size}")
         self.num_blocks = num_blocks
@@ -98,6 +98,12 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale, *, d
     if num_heads % num_kv_heads != 0:
         raise ValueError(f"q has {num_heads} heads, not a multiple of the {num_kv_heads} heads of k_cache")
     group = num_heads // num_kv_heads
+    capacity = block_tables.shape[1] * block_size
+    for length in context_lens.tolist():
+        # a sequence attends to at least its own token (the softmax of no scores is 0/0), and to no more tokens
+        # than its row of block_tables can address
+        if not 1 <= length <= capacity:
+            raise ValueError(f"context_lens must lie in [1, {capacity}], got {context_lens.tolist()}")
     out = torch.empty(num_seqs, num_heads, head_dim, dtype=dtype)
     for s in range(num_seqs):
         length = int(context_lens[s])
@@ -117,6 +123,8 @@ def reservation_waste(lengths, max_len, block_size):
     """Token slots used, reserved and wasted when every sequence reserves max_len, versus whole blocks."""
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
     if any(length < 0 or length > max_len for length in lengths):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {list(lengths)}")
     used = sum(lengths)

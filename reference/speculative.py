@@ -2,8 +2,9 @@
 
 Written for clarity in float64 with explicit loops, one draft position at a time, unlike the vectorised model
 answer. `verify` is the exact, deterministic part of the algorithm (the randomness arrives as arguments);
-`speculative_generate` drives draft and target models; the two formulas are Leviathan et al.'s expected
-tokens per iteration and walltime improvement factor, the first summed term by term rather than in closed form.
+`speculative_generate` drives draft and target models; `acceptance_rate` is the chance that one draft survives;
+the two formulas are Leviathan et al.'s expected tokens per iteration and walltime improvement factor, the first
+summed term by term rather than in closed form.
 """
 import torch
 
@@ -46,7 +47,7 @@ def verify(draft_tokens, q: torch.Tensor, p: torch.Tensor, u: torch.Tensor, nois
     out = []
     for i, x in enumerate(tokens):
         q_x, p_x = float(q[i, x]), float(p[i, x])
-        if q_x > 0 and float(u[i]) <= p_x / q_x:
+        if q_x > 0 and float(u[i]) < p_x / q_x:     # strict: p(x) = 0 rejects even at u = 0
             out.append(x)
             continue
         residual = torch.tensor([max(0.0, float(p[i, v]) - float(q[i, v])) for v in range(vocab)],
@@ -103,6 +104,18 @@ def speculative_generate(target, draft, prompt, max_new_tokens: int, gamma: int,
         new.extend(produced)
     assert len(new) == max_new_tokens
     return new, stats
+
+
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """Leviathan et al.'s alpha for one position: P(accept) = sum_x q(x) min(1, p(x) / q(x)) = sum_x min(p(x), q(x))."""
+    if p.dim() != 1:
+        raise ValueError(f"p must have shape [V], got {list(p.shape)}")
+    if tuple(q.shape) != tuple(p.shape):
+        raise ValueError(f"q must have shape {list(p.shape)} like p, got {list(q.shape)}")
+    total = 0.0
+    for v in range(p.shape[0]):
+        total += min(float(p[v]), float(q[v]))
+    return total
 
 
 def _check_formula_args(alpha: float, gamma: int) -> None:

@@ -12,8 +12,8 @@ class BlockAllocator:
     """Hands out fixed-size KV blocks to sequences and shares them across forks by reference counting."""
 
     def __init__(self, num_blocks: int, block_size: int):
-        if num_blocks < 0:
-            raise ValueError(f"num_blocks must be >= 0, got {num_blocks}")
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1, got {num_blocks}")
         if block_size < 1:
             raise ValueError(f"block_size must be >= 1, got {block_size}")
         self.block_size = block_size
@@ -93,6 +93,9 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
     if num_heads % num_kv_heads != 0:
         raise ValueError(f"q has {num_heads} heads, not a multiple of k_cache's {num_kv_heads} KV heads")
     group = num_heads // num_kv_heads
+    capacity = block_tables.shape[1] * block_size                # slots one row of block_tables can address
+    if not bool(((context_lens >= 1) & (context_lens <= capacity)).all()):   # 0 tokens: softmax over nothing, NaN
+        raise ValueError(f"context_lens must lie in [1, {capacity}], got {context_lens.tolist()}")
     compute = torch.promote_types(q.dtype, torch.float32)
     tables = block_tables.long()                                 # tables: [S, M]
     keys = k_cache[tables].flatten(1, 2)                         # keys: [S, M*B, H_kv, D]
@@ -112,6 +115,8 @@ def reservation_waste(lengths, max_len, block_size) -> dict:
     """Token slots used, reserved and wasted by max-length reservation versus paging in whole blocks."""
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
     if any(n < 0 or n > max_len for n in lengths):
         raise ValueError(f"lengths must lie in [0, max_len={max_len}], got {list(lengths)}")
     used = sum(lengths)

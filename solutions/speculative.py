@@ -26,11 +26,11 @@ def _draft_tensor(draft_tokens, q, p, u, noise) -> torch.Tensor:
 
 
 def _accepted_prefix(x: torch.Tensor, q: torch.Tensor, p: torch.Tensor, u: torch.Tensor) -> int:
-    """How many draft tokens survive: x_i needs q_i(x_i) > 0 and u_i <= p_i(x_i) / q_i(x_i), as do all before it."""
+    """How many draft tokens survive: x_i needs q_i(x_i) > 0 and u_i < p_i(x_i) / q_i(x_i), as do all before it."""
     rows = torch.arange(x.shape[0])
     q_x, p_x = q[rows, x].double(), p[rows, x].double()                # q_x, p_x: [g]
     ratio = torch.where(q_x > 0, p_x / q_x, torch.zeros_like(p_x))      # q(x) = 0 can never be accepted
-    accept = (q_x > 0) & (u.double() <= ratio)                          # accept: [g]
+    accept = (q_x > 0) & (u.double() < ratio)                           # strict: p(x) = 0 rejects even at u = 0
     return int(accept.long().cumprod(0).sum())
 
 
@@ -85,6 +85,15 @@ def speculative_generate(target, draft, prompt, max_new_tokens: int, gamma: int,
         stats["accepted"] += len(out) - 1
     assert len(new) == max_new_tokens and stats["accepted"] + stats["iterations"] == max_new_tokens
     return new, stats
+
+
+def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
+    """sum_v min(p(v), q(v)): the chance that one token drafted from q survives verification against p."""
+    if p.dim() != 1:
+        raise ValueError(f"p must be one distribution [V], got shape {list(p.shape)}")
+    if q.shape != p.shape:
+        raise ValueError(f"q must have the shape of p {list(p.shape)}, got {list(q.shape)}")
+    return float(torch.minimum(p.double(), q.double()).sum())
 
 
 def expected_tokens_per_iteration(alpha: float, gamma: int) -> float:

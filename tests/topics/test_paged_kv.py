@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from exercises import paged_kv as stub
 from grader.checks.paged_kv.cases import TOLERANCE_FLOOR, expected_outputs, paged_case
-from grader.engine import mismatch, tolerance
+from grader.engine import CheckFailure, mismatch, tolerance
 from reference import paged_kv as ref
 from solutions import paged_kv as sol
 
@@ -76,6 +76,44 @@ def test_reference_ignores_slots_past_the_context():
     case["k_cache"][last, 1:] = 1e3                               # slots 5..7 of the sequence, never attended
     case["v_cache"][last, 1:] = 1e3
     assert torch.equal(ref.paged_attention(**case), before)
+
+
+# paged_attention without its context_lens check: what the bad-argument checks must catch
+UNCHECKED = """
+def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
+    group = q.shape[1] // k_cache.shape[2]
+    keys = k_cache[block_tables.long()].flatten(1, 2).repeat_interleave(group, 2).float()       # [S, T, H, D]
+    values = v_cache[block_tables.long()].flatten(1, 2).repeat_interleave(group, 2).float()
+    scores = torch.einsum("shd,sthd->sht", q.float(), keys) * scale
+    past_end = torch.arange(keys.shape[1])[None, :] >= context_lens.long()[:, None]
+    weights = scores.masked_fill(past_end[:, None, :], float("-inf")).softmax(-1)
+    return torch.einsum("sht,sthd->shd", weights, values).to(q.dtype)
+"""
+
+
+def test_a_context_of_zero_tokens_gives_nan_unless_refused():
+    case = case_of({"context_lens": [3, 2], "heads": 2, "kv_heads": 2, "head_dim": 4, "block_size": 2,
+                    "dtype": torch.float32})
+    case["context_lens"] = torch.tensor([3, 0], dtype=torch.int32)
+    unchecked = mutant("unchecked", UNCHECKED).paged_attention(**case)
+    assert unchecked[1].isnan().all() and not unchecked[0].isnan().any()     # softmax over no scores: 0/0
+    capacity = case["block_tables"].shape[1] * 2
+    for lens in ([3, 0], [-2, 1], [3, capacity + 1]):
+        for module in (ref, sol, mutant("gqa_head_mapping")):
+            with pytest.raises(ValueError, match=r"\bcontext_lens\b"):
+                module.paged_attention(**{**case, "context_lens": torch.tensor(lens)})
+    full = {**case, "context_lens": torch.tensor([capacity, 1])}             # both edges are allowed
+    torch.testing.assert_close(sol.paged_attention(**full), ref.paged_attention(**full).float())
+
+
+def test_bad_context_lens_checks_fail_an_unchecked_attention():
+    from grader.checks.paged_kv import test_hidden, test_public
+
+    unchecked = types.SimpleNamespace(paged_attention=mutant("unchecked", UNCHECKED).paged_attention)
+    with pytest.raises(CheckFailure, match="expected it to raise ValueError"):
+        test_public.test_attention_bad_arguments(unchecked)
+    with pytest.raises(CheckFailure, match="expected it to raise ValueError"):
+        test_hidden.test_attention_bad_context_lens_random(unchecked)
 
 
 @QUICK
@@ -158,8 +196,9 @@ def test_reference_and_solution_allocators_keep_every_sequence_readable(num_bloc
 def test_allocator_errors(module):
     with pytest.raises(ValueError, match="block_size"):
         module.BlockAllocator(2, 0)
-    with pytest.raises(ValueError, match="num_blocks"):
-        module.BlockAllocator(-1, 2)
+    for num_blocks in (-1, 0):
+        with pytest.raises(ValueError, match="num_blocks"):
+            module.BlockAllocator(num_blocks, 2)
     alloc = module.BlockAllocator(1, 2)
     alloc.append(0)
     for call in (lambda: alloc.block_table(5), lambda: alloc.free(5), lambda: alloc.fork(5, 6)):
@@ -177,7 +216,7 @@ def test_allocator_errors(module):
 # --- reservation waste ----------------------------------------------------------------------------------
 
 @settings(max_examples=60, deadline=None)
-@given(max_len=st.integers(0, 300), block_size=st.integers(1, 40), data=st.data())
+@given(max_len=st.integers(1, 300), block_size=st.integers(1, 40), data=st.data())
 def test_reservation_waste_counts_whole_blocks(max_len, block_size, data):
     lengths = data.draw(st.lists(st.integers(0, max_len), max_size=6))
     blocks = 0
@@ -200,6 +239,10 @@ def test_reservation_waste_names_bad_arguments(module):
         module.reservation_waste([1], 4, 0)
     with pytest.raises(ValueError, match="lengths"):
         module.reservation_waste([1, -2], 4, 2)
+    with pytest.raises(ValueError, match="lengths"):
+        module.reservation_waste([1, 5], 4, 2)
+    with pytest.raises(ValueError, match="max_len"):
+        module.reservation_waste([], 0, 2)
 
 
 def test_vllm_comparison_case_lies_in_the_papers_range():
@@ -232,10 +275,11 @@ def test_stub_methods_raise_not_implemented():
 
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
+def mutant(misconception: str, extra: str | None = None) -> types.ModuleType:
+    """The solution with the mutant (or `extra`) appended, as the selftest builds it."""
     module = types.ModuleType(f"paged_kv_{misconception}")
-    source = (ROOT / "solutions" / "paged_kv.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
+    source = ((ROOT / "solutions" / "paged_kv.py").read_text() + "\n"
+              + (extra or (MUTANTS / f"{misconception}.py").read_text()))
     exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
     return module
 

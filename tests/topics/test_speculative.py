@@ -3,32 +3,50 @@ models, the exact laws and binomial test behind the statistical checks (includin
 misconception), the misconception predictions against the mutants, the stub and the hints."""
 import math
 import types
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import torch
 
 from exercises import speculative as stub
-from grader.checks.speculative import binomial, distribution, test_public
+from grader.checks.speculative import binomial, distribution, test_hidden, test_public
 from grader.checks.speculative import models as toys
+from grader.checks.speculative.expect import sixteenths
 from grader.checks.speculative.misconceptions import first_tokens_law, verify_predictions
-from grader.checks.speculative.test_hidden import random_case
+from grader.checks.speculative.test_hidden import forbidden_case, random_case
+from grader.engine import CheckFailure, goldens
 from reference import speculative as ref
 from solutions import speculative as sol
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "tests" / "mutants" / "speculative"
-FUNCTIONS = ("verify", "speculative_generate", "expected_tokens_per_iteration", "expected_speedup")
+FUNCTIONS = ("verify", "speculative_generate", "acceptance_rate", "expected_tokens_per_iteration", "expected_speedup")
+# u <= p/q instead of u < p/q: no contract id, but the u = 0 checks must still fail it
+NON_STRICT = """
+def _accepted_prefix(x, q, p, u):
+    rows = torch.arange(x.shape[0])
+    q_x, p_x = q[rows, x].double(), p[rows, x].double()
+    accept = (q_x > 0) & (u.double() <= torch.where(q_x > 0, p_x / q_x, torch.zeros_like(p_x)))
+    return int(accept.long().cumprod(0).sum())
+"""
 MISCONCEPTIONS = {"deterministic_acceptance", "resample_from_target", "no_bonus_token", "ratio_inverted",
                   "one_target_call_per_token"}
 
 
-def mutant(name: str) -> types.ModuleType:
-    """The solution module with a mutant's definitions appended, as the selftest builds it."""
+def mutant(name: str, extra: str | None = None) -> types.ModuleType:
+    """The solution module with a mutant's definitions (or `extra`) appended, as the selftest builds it."""
     module = types.ModuleType(f"mutant_{name}")
-    source = (ROOT / "solutions" / "speculative.py").read_text() + "\n" + (MUTANTS / f"{name}.py").read_text()
+    source = ((ROOT / "solutions" / "speculative.py").read_text() + "\n"
+              + (extra or (MUTANTS / f"{name}.py").read_text()))
     exec(compile(source, f"mutant_{name}", "exec"), module.__dict__)
     return module
+
+
+@pytest.fixture
+def stored():
+    """The public goldens, as the engine activates them before a public check."""
+    goldens.activate("speculative", record=False)
 
 
 def generate_runs(generate, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int) -> list:
@@ -96,6 +114,109 @@ def test_verify_shape_errors_name_the_argument():
                            ("noise", (q, p, u, noise[:3]))):
             with pytest.raises(ValueError, match=rf"\b{name}\b"):
                 module.verify([1, 2], *args)
+
+
+def test_strict_test_rejects_a_forbidden_token_at_u_zero():
+    q, p = sixteenths([[2, 8, 4, 2]]), sixteenths([[6, 6, 4, 0], [4, 4, 4, 4]])
+    noise = torch.tensor([0.75, 1.5, 0.375, 1.25], dtype=torch.float64)
+    for module in (ref, sol):
+        assert module.verify([3], q, p, torch.zeros(1, dtype=torch.float64), noise) == [0]   # the residual's only token
+    assert mutant("non_strict", NON_STRICT).verify([3], q, p, torch.zeros(1, dtype=torch.float64), noise) == [3, 2]
+
+
+def test_non_strict_variant_fails_the_u_zero_checks_without_an_id(stored):
+    broken = types.SimpleNamespace(verify=mutant("non_strict", NON_STRICT).verify)
+    with pytest.raises(CheckFailure, match="strictly") as public:
+        test_public.test_verify_forbidden_at_u_zero(broken)
+    with pytest.raises(CheckFailure) as hidden:
+        test_hidden.test_verify_forbidden_at_u_zero_random(broken, torch.Generator().manual_seed(3))
+    assert public.value.misconception is None and hidden.value.misconception is None
+    test_public.test_verify_forbidden_at_u_zero(types.SimpleNamespace(verify=sol.verify))
+    test_hidden.test_verify_forbidden_at_u_zero_random(types.SimpleNamespace(verify=sol.verify),
+                                                       torch.Generator().manual_seed(3))
+
+
+def test_forbidden_cases_reach_a_forbidden_draft_at_u_zero():
+    rng = torch.Generator().manual_seed(4)
+    for _ in range(50):
+        draft, q, p, u, noise = forbidden_case(ref, rng)
+        assert not u.any()
+        first = next(i for i, x in enumerate(draft) if q[i, x] == 0 or p[i, x] == 0)
+        assert q[first, draft[first]] > 0 and p[first, draft[first]] == 0
+        out = ref.verify(draft, q, p, u, noise)
+        assert out[:-1] == draft[:first] and out[-1] != draft[first]    # the residual never returns it
+
+
+def test_random_cases_hold_u_zero_and_no_u_near_p_over_q():
+    rng = torch.Generator().manual_seed(6)
+    zeros = 0
+    for _ in range(200):
+        draft, q, p, u, _ = random_case(ref, rng)
+        zeros += int((u == 0).sum())
+        for i, x in enumerate(draft):
+            if q[i, x] > 0 and u[i] > 0:
+                assert abs(float(u[i]) - float(p[i, x] / q[i, x])) > 1e-9 * float(p[i, x] / q[i, x])
+    assert zeros >= 50
+
+
+def test_worked_case_accepts_two_of_four_drafts_and_yields_three_tokens(stored):
+    # the hand derivation in test_public.test_verify_worked_case, step by step
+    draft = [1, 0, 2, 3]
+    q = sixteenths([[2, 8, 4, 2], [8, 4, 2, 2], [2, 2, 10, 2], [4, 4, 4, 4]])
+    p = sixteenths([[2, 10, 2, 2], [6, 4, 4, 2], [4, 6, 4, 2], [4, 4, 4, 4], [1, 8, 3, 4]])
+    u, noise = sixteenths([12, 4, 8, 0]), torch.tensor([1.0, 1.0, 0.5, 1.0], dtype=torch.float64)
+    ratios = [float(p[i, x] / q[i, x]) for i, x in enumerate(draft[:3])]
+    assert ratios == [1.25, 0.75, 0.4] and [float(v) for v in u[:3]] == [0.75, 0.25, 0.5]
+    residual = (p[2] - q[2]).clamp(min=0)
+    assert int(torch.argmax(residual / noise)) == 1 and int(torch.argmax(p[2] / noise)) == 2
+    assert ref.verify(draft, q, p, u, noise) == sol.verify(draft, q, p, u, noise) == [1, 0, 1]
+    assert goldens.golden("verify_worked_case", None)["expected"] == [1, 0, 1]
+
+
+# --- acceptance rate and the speed-up scenario ---------------------------------------------------------------
+
+def test_acceptance_rate_is_the_probability_verify_keeps_a_draft():
+    """sum_x q(x) P(verify keeps x | u uniform) = sum_x min(p(x), q(x)), the draft integrated out exactly."""
+    rng = torch.Generator().manual_seed(8)
+    for _ in range(20):
+        p, q = (torch.rand(2, 6, generator=rng, dtype=torch.float64) ** 3).unbind()
+        p[int(torch.randint(6, (), generator=rng))] = 0
+        p, q = p / p.sum(), q / q.sum()
+        kept = sum(float(q[x]) * min(1.0, float(p[x] / q[x])) for x in range(6) if q[x] > 0)
+        assert math.isclose(ref.acceptance_rate(p, q), kept, rel_tol=1e-12)
+        assert math.isclose(sol.acceptance_rate(p, q), kept, rel_tol=1e-12)
+        assert type(sol.acceptance_rate(p.float(), q.float())) is float
+
+
+def test_acceptance_rate_of_the_toys_and_public_cases():
+    for pair, alpha in (("alpha75", 0.75), ("identical", 1.0)):
+        rows = [ref.acceptance_rate(t, d) for t, d in zip(toys.table(pair, "target"), toys.table(pair, "draft"))]
+        assert rows == [alpha] * (toys.V + 1)
+    derived = {"overconfident": 0.5, "alpha75": 0.75, "identical": 1.0, "disjoint": 0.0}   # beside ACCEPTANCE_CASES
+    assert {name: ref.acceptance_rate(sixteenths(p), sixteenths(q))
+            for name, (p, q) in test_public.ACCEPTANCE_CASES.items()} == derived
+
+
+def test_acceptance_rate_errors_name_the_argument():
+    for module in (ref, sol):
+        with pytest.raises(ValueError, match=r"\bq\b"):
+            module.acceptance_rate(torch.full((4,), 0.25), torch.full((3,), 1 / 3))
+        with pytest.raises(ValueError, match=r"\bp\b"):
+            module.acceptance_rate(torch.full((2, 4), 0.25), torch.full((2, 4), 0.25))
+
+
+def test_speedup_scenario_is_the_documented_fractions(stored):
+    expected = goldens.golden("speedup_scenarios", None)
+    fractions = {"close draft": (Fraction(15, 16), [Fraction(31, 20), Fraction(289201, 131072)]),
+                 "poor draft": (Fraction(3, 8), [Fraction(11, 10), Fraction(6505, 8192)])}
+    for name, (alpha, speedups) in fractions.items():
+        assert expected[name]["alpha"] == alpha
+        tokens = [sum(alpha ** i for i in range(g + 1)) for g in test_public.SCENARIO_GAMMAS]
+        assert [t / (g * Fraction(test_public.SCENARIO_C) + 1)
+                for t, g in zip(tokens, test_public.SCENARIO_GAMMAS)] == speedups
+        assert all(math.isclose(a, float(b), rel_tol=1e-15) for a, b in zip(expected[name]["speedups"], speedups))
+    close, poor = expected["close draft"]["speedups"], expected["poor draft"]["speedups"]
+    assert close[1] > 2 > close[0] > 1 and poor[0] > 1 > poor[1]    # long drafts win only at high acceptance
 
 
 # --- formulas -----------------------------------------------------------------------------------------------
@@ -266,6 +387,7 @@ def test_one_target_call_mutant_calls_the_target_per_position():
 def test_stub_has_the_contract_api_and_raises_not_implemented():
     calls = {"verify": ([], torch.zeros(0, 2), torch.ones(1, 2) / 2, torch.zeros(0), torch.ones(2)),
              "speculative_generate": (None, None, [0], 1, 1, torch.Generator()),
+             "acceptance_rate": (torch.ones(2) / 2, torch.ones(2) / 2),
              "expected_tokens_per_iteration": (0.5, 2), "expected_speedup": (0.5, 2, 0.1)}
     for name in FUNCTIONS:
         assert getattr(stub, name).__doc__

@@ -1,9 +1,10 @@
 """Inputs for the paged_attention checks, and what the reference (and one misconception) make of them."""
 import math
+import re
 
 import torch
 
-from grader.engine import expect_close, tolerance
+from grader.engine import expect_close, expect_raises, fail, tolerance
 
 TOLERANCE_FLOOR = {torch.float64: 1e-12, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 
@@ -79,3 +80,12 @@ def expect_attention(sub, case: dict, outputs: dict) -> None:
     atol, rtol = tolerance(*outputs["calibration"], TOLERANCE_FLOOR[case["q"].dtype])
     wrong = {mid: value for mid, value in outputs.items() if mid == "gqa_head_mapping"}
     expect_close(sub.paged_attention(**case), outputs["expected"], describe(case), atol, rtol, misconceptions=wrong)
+
+
+def expect_refused(sub, case: dict, names, why: str) -> None:
+    """paged_attention(**case) must raise ValueError whose message names one of `names` (`why` says what is bad)."""
+    names = (names,) if isinstance(names, str) else names
+    message = expect_raises(ValueError, sub.paged_attention, **case)
+    if not any(re.search(rf"\b{name}\b", message) for name in names):
+        fail(f"{describe(case)} raised ValueError({message!r}) ({why}); the message should name "
+             f"{' or '.join(map(repr, names))}")

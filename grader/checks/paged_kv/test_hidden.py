@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.checks.paged_kv.allocator import run_allocator_machine
-from grader.checks.paged_kv.cases import expect_attention, expected_outputs, paged_case
+from grader.checks.paged_kv.cases import expect_attention, expect_refused, expected_outputs, paged_case
 from grader.engine import check, expect_equal, reference
 
 
@@ -41,6 +41,21 @@ def attention_specs(draw) -> dict:
 def test_attention_random(sub, spec, tensor_seed):
     case = paged_case(torch.Generator().manual_seed(tensor_seed), **spec)
     expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))
+
+
+@check("attention_bad_context_lens_random", points=3, hint="paged_attention",
+       title="paged_attention rejects context lengths below 1 or past the block table, on random cases")
+@settings(max_examples=10, deadline=None)
+@given(spec=attention_specs(), tensor_seed=st.integers(0, 2**31 - 1), data=st.data())
+def test_attention_bad_context_lens_random(sub, spec, tensor_seed, data):
+    case = paged_case(torch.Generator().manual_seed(tensor_seed), **spec)
+    capacity = case["block_tables"].shape[1] * spec["block_size"]
+    bad = data.draw(st.sampled_from([0, 0, -data.draw(st.integers(1, 5)), capacity + data.draw(st.integers(1, 5))]),
+                    label="bad length")
+    lens = case["context_lens"].clone()
+    lens[data.draw(st.integers(0, len(lens) - 1), label="sequence")] = bad
+    expect_refused(sub, {**case, "context_lens": lens}, "context_lens",
+                   f"context lengths lie in [1, {capacity}] here; 0 tokens would give NaN")
 
 
 @check("reservation_random", points=7, hint="reservation_waste",

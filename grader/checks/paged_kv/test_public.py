@@ -3,7 +3,7 @@
 import torch
 
 from grader.checks.paged_kv.allocator import as_slot, as_table, run_allocator_machine
-from grader.checks.paged_kv.cases import expect_attention, expected_outputs, paged_case
+from grader.checks.paged_kv.cases import expect_attention, expect_refused, expected_outputs, paged_case
 from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, fail, golden, reference
 
 
@@ -213,7 +213,7 @@ def test_out_of_blocks(sub):
 @check("allocator_errors", points=1, hint="BlockAllocator",
        title="bad sizes raise ValueError, unknown sequences KeyError, an existing fork child ValueError")
 def test_allocator_errors(sub):
-    for args, name in (((4, 0), "block_size"), ((-1, 4), "num_blocks")):
+    for args, name in (((4, 0), "block_size"), ((-1, 4), "num_blocks"), ((0, 4), "num_blocks")):
         message = expect_raises(ValueError, sub.BlockAllocator, *args)
         if name not in message:
             fail(f"BlockAllocator{args} raised ValueError({message!r}); the message should name {name!r}")
@@ -284,6 +284,23 @@ def test_attention_low_precision(sub):
         expect_attention(sub, *stored_case(key, **spec))
 
 
+@check("attention_bad_arguments", points=1, hint="paged_attention",
+       title="paged_attention rejects 0 tokens of context (NaN otherwise), more than its block table holds, H % H_kv")
+def test_attention_bad_arguments(sub):
+    # two sequences of 3 tokens: each row of block_tables lists its block and one padding entry, so with blocks of
+    # 4 slots a row addresses 8 tokens
+    spec = dict(heads=2, kv_heads=2, head_dim=4, block_size=4, dtype=torch.float32)
+    for lens, why in (([3, 0], "a sequence of 0 tokens has no score to softmax: 0/0 gives NaN"),
+                      ([-1, 2], "a negative length"),
+                      ([3, 9], "9 tokens do not fit the 2 blocks of 4 slots that a row of block_tables lists")):
+        case = paged_case(torch.Generator().manual_seed(1), context_lens=[3, 3], **spec)
+        case["context_lens"] = torch.tensor(lens, dtype=torch.int32)
+        expect_refused(sub, case, "context_lens", why)
+    gqa = paged_case(torch.Generator().manual_seed(2), context_lens=[3], heads=3, kv_heads=2, head_dim=4,
+                     block_size=4, dtype=torch.float32)
+    expect_refused(sub, gqa, ("q", "k_cache"), "3 query heads cannot share 2 KV heads evenly")
+
+
 # ---------------------------------------------------------------- reservation_waste
 
 GROWING = [[1, 6, 12], [2, 7, 13], [3, 8, 14], [4, 9, 15], [5, 10, 16]]  # three requests, one token per step
@@ -318,9 +335,10 @@ def test_reservation_vllm_comparison(sub):
 
 
 @check("reservation_bad_arguments", points=1, hint="reservation_waste",
-       title="reservation_waste rejects block_size < 1 and negative lengths with a ValueError naming them")
+       title="reservation_waste rejects block_size < 1, max_len < 1 and lengths outside [0, max_len], naming them")
 def test_reservation_bad_arguments(sub):
-    for args, name in ((([3, 5], 16, 0), "block_size"), (([3, -1], 16, 4), "lengths")):
+    for args, name in ((([3, 5], 16, 0), "block_size"), (([3, -1], 16, 4), "lengths"), (([3, 17], 16, 4), "lengths"),
+                       (([], 0, 4), "max_len")):
         message = expect_raises(ValueError, sub.reservation_waste, *args)
         if name not in message:
             fail(f"reservation_waste{args} raised ValueError({message!r}); the message should name {name!r}")

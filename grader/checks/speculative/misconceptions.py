@@ -13,15 +13,19 @@ INF = float("inf")
 
 
 def _forced(ref, draft_tokens, q, p, accept: torch.Tensor, noise) -> list[int]:
-    """The reference's answer when its acceptance decisions are `accept`: u = 0 accepts (q(x) > 0), u = inf rejects."""
-    u = torch.where(accept, torch.zeros(()), torch.full((), INF)).to(torch.float64)
+    """The reference's answer when its acceptance decisions are `accept`: u = -inf accepts (q(x) > 0), u = inf rejects.
+
+    (u = 0 would not do: the strict test u < p(x) / q(x) rejects a token the target forbids even at u = 0.)
+    """
+    u = torch.where(accept, torch.full((), -INF), torch.full((), INF)).to(torch.float64)
     return ref.verify(draft_tokens, q, p, u, noise)
 
 
 def verify_predictions(ref, draft_tokens, q, p, u, noise) -> list[tuple[str, list[int]]]:
     """[(misconception id, what verify returns under it)] for the ids that change the answer on these inputs.
 
-    An id may appear twice (two forms of the same mistake); an answer that two ids share is left out.
+    An id may appear twice (two forms of the same mistake); an answer that two ids share is left out, as is one
+    that the non-strict acceptance test gives.
     """
     right = ref.verify(draft_tokens, q, p, u, noise)
     g, n = len(draft_tokens), len(right) - 1
@@ -34,7 +38,7 @@ def verify_predictions(ref, draft_tokens, q, p, u, noise) -> list[tuple[str, lis
         ("deterministic_acceptance", _forced(ref, draft_tokens, q, p, p_x >= q_x, noise)),
         ("deterministic_acceptance", _forced(ref, draft_tokens, q, p, x == p[:g].argmax(-1), noise)),
         # u compared with q(x) / p(x); p(x) = 0 gives inf, which every u passes
-        ("ratio_inverted", _forced(ref, draft_tokens, q, p, u <= q_x / p_x, noise)),
+        ("ratio_inverted", _forced(ref, draft_tokens, q, p, u < q_x / p_x, noise)),
     ]
     if n < g:
         # the replacement drawn from p_i itself: the reference's bonus token for an empty draft with p = p_i
@@ -42,8 +46,9 @@ def verify_predictions(ref, draft_tokens, q, p, u, noise) -> list[tuple[str, lis
         predictions.append(("resample_from_target", right[:-1] + resampled))
     else:
         predictions.append(("no_bonus_token", right[:-1]))
-    # an answer that two different misconceptions would give names neither
-    owners = {}
+    # an answer that two different misconceptions would give names neither; nor does one that the non-strict test
+    # u <= p(x) / q(x) gives (no id: it differs only where p(x) = 0 and u = 0, where it keeps a forbidden token)
+    owners = {tuple(_forced(ref, draft_tokens, q, p, (q_x > 0) & (u <= p_x / q_x), noise)): {None}}
     for mid, tokens in predictions:
         owners.setdefault(tuple(tokens), set()).add(mid)
     return [(mid, tokens) for mid, tokens in predictions if tokens != right and len(owners[tuple(tokens)]) == 1]

@@ -23,30 +23,30 @@ def random_row(rng: torch.Generator, vocab: int) -> torch.Tensor:
     return counts.double() / 16
 
 
-def robust(ref, case: tuple, ties: torch.Tensor) -> bool:
-    """Whether the reference's answer survives nudging each u (but the designed ties) and each noise entry.
+def robust(ref, case: tuple) -> bool:
+    """Whether the reference's answer survives nudging each u and each noise entry by a relative NUDGE.
 
-    Then the answer is the same in float32 or float64, with u <= p/q or u*q <= p, and with any summation order.
+    Then no u lies within NUDGE of p/q (u = 0 stays 0: a forbidden token is rejected at u = 0 whatever the nudge),
+    and the answer is the same in float32 or float64, with u < p/q or u*q < p, and with any summation order.
     """
     draft, q, p, u, noise = case
     answer = ref.verify(draft, q, p, u, noise)
-    for i in torch.nonzero(~ties).flatten().tolist():
-        for factor in (1 - NUDGE, 1 + NUDGE):
-            nudged = u.clone()
-            nudged[i] *= factor
-            if ref.verify(draft, q, p, nudged, noise) != answer:
-                return False
-    for v in range(noise.shape[0]):
-        for factor in (1 - NUDGE, 1 + NUDGE):
-            nudged = noise.clone()
-            nudged[v] *= factor
-            if ref.verify(draft, q, p, u, nudged) != answer:
-                return False
+    for values, place in ((u, 3), (noise, 4)):
+        for i in range(values.shape[0]):
+            for factor in (1 - NUDGE, 1 + NUDGE):
+                nudged = list(case)
+                nudged[place] = values.clone()
+                nudged[place][i] *= factor
+                if ref.verify(*nudged) != answer:
+                    return False
     return True
 
 
-def random_case(ref, rng: torch.Generator) -> tuple:
-    """(draft_tokens, q, p, u, noise): V in 2..6, g in 0..4, with q = 0 drafts, p = 0 drafts and exact u ties."""
+def random_case(ref, rng: torch.Generator, zero_u: float = 0.25) -> tuple:
+    """(draft_tokens, q, p, u, noise): V in 2..6, g in 0..4, with q = 0 drafts, p = 0 drafts and u = 0 exactly.
+
+    Each u is 0 with probability `zero_u`: a draft the target allows is then accepted, one it forbids rejected.
+    """
     while True:
         vocab, g = int(torch.randint(2, 7, (), generator=rng)), int(torch.randint(0, 5, (), generator=rng))
         q = torch.stack([random_row(rng, vocab) for _ in range(g)]) if g else torch.zeros(0, vocab).double()
@@ -55,14 +55,21 @@ def random_case(ref, rng: torch.Generator) -> tuple:
         draft = [int(torch.multinomial(q[i], 1, generator=rng)) if from_q[i] else
                  int(torch.randint(vocab, (), generator=rng)) for i in range(g)]
         u = torch.rand(g, generator=rng, dtype=torch.float64)
-        # a tie u = p(x) / q(x), exact in binary when q(x) is 1, 2, 4, 8 or 16 sixteenths
-        q16 = torch.tensor([int(q[i, x] * 16) for i, x in enumerate(draft)], dtype=torch.long)
-        p16 = torch.tensor([int(p[i, x] * 16) for i, x in enumerate(draft)], dtype=torch.long)
-        ties = (torch.rand(g, generator=rng) < 0.25) & (q16 > 0) & ((q16 & (q16 - 1)) == 0) & (p16 > 0) & (p16 < q16)
-        u = torch.where(ties, p16.double() / q16.clamp(min=1).double(), u)
+        u[torch.rand(g, generator=rng) < zero_u] = 0.0
         noise = torch.empty(vocab, dtype=torch.float64).exponential_(generator=rng)
         case = (draft, q, p, u, noise)
-        if robust(ref, case, ties):
+        if robust(ref, case):
+            return case
+
+
+def forbidden_case(ref, rng: torch.Generator) -> tuple:
+    """A random case with every u = 0 in which a drafted token the target forbids (q(x) > 0, p(x) = 0) is reached:
+    the drafts before it are accepted, and it must be rejected."""
+    while True:
+        case = random_case(ref, rng, zero_u=1.0)
+        draft, q, p = case[:3]
+        first = next((i for i, x in enumerate(draft) if q[i, x] == 0 or p[i, x] == 0), None)
+        if first is not None and q[first, draft[first]] > 0:
             return case
 
 
@@ -74,8 +81,8 @@ def expect_verify_case(sub, ref, case: tuple, dtype=torch.float64) -> None:
                   verify_predictions(ref, draft, q, p, u, noise))
 
 
-@check("verify_random_cases", points=18, hint="verify",
-       title="verify agrees with the reference on random drafts, including q = 0 drafts and exact ties")
+@check("verify_random_cases", points=20, hint="verify",
+       title="verify agrees with the reference on random drafts, including q = 0 and p = 0 drafts and u = 0")
 def test_verify_random_cases(sub, rng):
     ref = reference("speculative")
     for _ in range(40):
@@ -88,6 +95,41 @@ def test_verify_float32_inputs(sub, rng):
     ref = reference("speculative")
     for _ in range(15):
         expect_verify_case(sub, ref, random_case(ref, rng), torch.float32)
+
+
+@check("verify_forbidden_at_u_zero_random", points=2, hint="verify",
+       title="verify rejects a drafted token the target forbids even at u = 0, on random drafts")
+def test_verify_forbidden_at_u_zero_random(sub, rng):
+    ref = reference("speculative")
+    for _ in range(10):
+        expect_verify_case(sub, ref, forbidden_case(ref, rng))
+
+
+@check("acceptance_rate_random", points=3, hint="acceptance_rate",
+       title="acceptance_rate agrees with the reference on random distributions and rejects shapes that do not fit")
+def test_acceptance_rate_random(sub, rng):
+    ref = reference("speculative")
+    for i in range(12):
+        vocab = int(torch.randint(2, 9, (), generator=rng))
+        p, q = random_row(rng, vocab), random_row(rng, vocab)
+        # first a draft equal to the target, then one with no token in common, then random ones
+        if i == 0:
+            q = p.clone()
+        elif i == 1:                                    # q all on the token p ranks lowest, which p then forbids
+            low = int(torch.argmin(p))
+            q = torch.zeros(vocab, dtype=torch.float64)
+            q[low], p[low] = 1.0, 0.0
+            p = p / p.sum()
+        dtype = torch.float32 if i % 3 == 2 else torch.float64
+        expected, what = ref.acceptance_rate(p, q), f"acceptance_rate(p={p.tolist()}, q={q.tolist()}) in {dtype}"
+        actual = expect_type(sub.acceptance_rate(p.to(dtype), q.to(dtype)), (float, int), what)
+        if not math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-7):
+            fail(f"{what} returned {actual!r}, expected {expected!r}")
+    vocab = int(torch.randint(2, 9, (), generator=rng))
+    p, q = random_row(rng, vocab), random_row(rng, vocab + 1)
+    expect_names("q", f"acceptance_rate(p of shape [{vocab}], q of shape [{vocab + 1}])", sub.acceptance_rate, p, q)
+    expect_names("p", f"acceptance_rate(p of shape [1, {vocab}], q of shape [1, {vocab}])", sub.acceptance_rate,
+                 p[None], p[None])
 
 
 @check("formulas_random_arguments", points=5, hint="expected_tokens_per_iteration",
@@ -114,7 +156,7 @@ def random_speedup_arguments(rng: torch.Generator, i: int) -> tuple:
     return alpha, gamma, c
 
 
-@check("expected_speedup_random", points=5, hint="expected_speedup",
+@check("expected_speedup_random", points=7, hint="expected_speedup",
        title="expected_speedup agrees with the reference on random arguments and rejects random bad ones")
 def test_expected_speedup_random(sub, rng):
     ref = reference("speculative")

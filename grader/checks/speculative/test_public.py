@@ -8,7 +8,8 @@ from grader import toys
 from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
                                               expect_stats_add_up, expect_tokens, generate, generate_many,
-                                              generate_result, generated_tokens, toy_pair, verify_text)
+                                              generate_result, generated_tokens, is_token_list, toy_pair,
+                                              verify_text)
 from grader.checks.speculative.expect import sixteenths as Q
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.engine import check, expect_type, fail, golden, reference
@@ -46,7 +47,7 @@ def test_verify_bonus_token(sub):
 
 
 @check("verify_acceptance_rule", points=2, hint="verify",
-       title="verify accepts x exactly when u <= p(x) / q(x)")
+       title="verify accepts x exactly when u < p(x) / q(x)")
 def test_verify_acceptance_rule(sub):
     q = Q([[2, 8, 4, 2]])
     noise = torch.tensor([0.75, 1.5, 0.5, 1.25]).double()
@@ -61,6 +62,40 @@ def test_verify_acceptance_rule(sub):
     # the target forbids x = 3 (p(3) = 0): any u > 0 rejects
     p_forbid = Q([[6, 6, 4, 0], [4, 4, 4, 4]])
     expect_verify(sub, "verify_rule_reject_forbidden", [3], q, p_forbid, Q([1]), noise)
+
+
+@check("verify_forbidden_at_u_zero", points=1, hint="verify",
+       title="verify never accepts a token the target forbids, even at u = 0 (u < p/q is strict)")
+def test_verify_forbidden_at_u_zero(sub):
+    # x1 = 1: p/q = 8/4 = 2, so u = 12/16 accepts. x2 = 3: p(3) = 0 and q(3) = 2/16. u in [0, 1) is drawn
+    # uniformly, so u < p/q = 0 never holds: the token is rejected even at u = 0, and the residual
+    # max(0, p2 - q2) = [4, 0, 0, 0]/16 gives token 0: [1, 0]. A test u <= p/q would keep 3 and add the bonus
+    # token (p3 / noise = [4/0.75, 4/1.5, 4/0.375, 4/1.25]/16, largest at 2): [1, 3, 2].
+    draft, u = [1, 3], Q([12, 0])
+    q = Q([[2, 4, 8, 2], [2, 8, 4, 2]])
+    p = Q([[2, 8, 4, 2], [6, 6, 4, 0], [4, 4, 4, 4]])
+    noise = torch.tensor([0.75, 1.5, 0.375, 1.25]).double()
+    case = stored_verify("verify_forbidden_u_zero", draft, q, p, u, noise)
+    actual, what = sub.verify(draft, q, p, u, noise), verify_text(draft, q, p, u, noise)
+    if is_token_list(actual) and actual[:2] == draft:
+        fail(f"{what} returned {actual}: it accepted token 3, which the target gives probability 0, at u = 0. "
+             f"Accept only when u < p(x) / q(x), strictly: u = 0 passes u <= 0, so a non-strict test keeps a token "
+             f"the target never produces; expected {case['expected']}")
+    expect_tokens(actual, case["expected"], what, [tuple(w) for w in case["wrong"]])
+
+
+@check("verify_worked_case", points=1, hint="verify",
+       title="four drafted tokens, the first two accepted: the third is replaced from the residual, 3 new tokens")
+def test_verify_worked_case(sub):
+    # x1 = 1: p/q = 10/8 >= 1, accepted whatever u (12/16). x2 = 0: p/q = 6/8 = 0.75 > u = 4/16, accepted.
+    # x3 = 2: p/q = 4/10 = 0.4 < u = 8/16, rejected; its replacement races the residual
+    # max(0, p3 - q3) = [2, 4, 0, 0]/16 against the noise [1, 1, 0.5, 1] and gives token 1 (p3 itself would give
+    # the rejected 2: [4, 6, 8, 2]/16 over that noise). x4 is never looked at, and the bonus row p5 is unused.
+    # The iteration ends with three new tokens: [1, 0, 1].
+    draft, u = [1, 0, 2, 3], Q([12, 4, 8, 0])
+    q = Q([[2, 8, 4, 2], [8, 4, 2, 2], [2, 2, 10, 2], [4, 4, 4, 4]])
+    p = Q([[2, 10, 2, 2], [6, 4, 4, 2], [4, 6, 4, 2], [4, 4, 4, 4], [1, 8, 3, 4]])
+    expect_verify(sub, "verify_worked_case", draft, q, p, u, torch.tensor([1.0, 1.0, 0.5, 1.0]).double())
 
 
 @check("verify_residual", points=2, hint="verify",
@@ -90,14 +125,11 @@ def test_verify_zero_draft_probability(sub):
                   torch.tensor([2.0, 0.5, 1.0, 0.5]).double())
 
 
-@check("verify_ties", points=1, hint="verify",
-       title="verify accepts at u = p(x) / q(x) and may break a tie of the race either way")
-def test_verify_ties(sub):
+@check("verify_race_tie", points=1, hint="verify",
+       title="verify may break a tie of the exponential race either way")
+def test_verify_race_tie(sub):
+    # rejected (p/q = 2/10 < u = 1/2); the residual [4, 0, 4, 0]/16 against equal noise: token 0 and token 2 tie
     noise = torch.ones(4, dtype=torch.float64)
-    # u equals the ratio exactly (2/4 = 1/2, exact in binary): accepted
-    expect_verify(sub, "verify_tie_ratio", [0], Q([[4, 4, 4, 4]]), Q([[2, 6, 4, 4], [1, 5, 6, 4]]), Q([8]),
-                  torch.tensor([1.0, 2.0, 1.0, 1.0]).double())
-    # rejected (p/q = 1/5 < 1/2); the residual [4, 0, 4, 0]/16 against equal noise: token 0 and token 2 tie
     draft, q, p, u = [1], Q([[2, 10, 2, 2]]), Q([[6, 2, 6, 2], [4, 4, 4, 4]]), Q([8])
     allowed = golden("verify_tie_race_answers", lambda: tie_answers(reference("speculative"), draft, q, p, u, noise))
     expect_verify(sub, "verify_tie_race", draft, q, p, u, noise, allowed=[list(a) for a in allowed])
@@ -174,6 +206,67 @@ def test_formula_bad_arguments(sub):
                  0.5, -1)
     expect_names("alpha", "expected_speedup(alpha=2.0, gamma=3, c=0.1)", sub.expected_speedup, 2.0, 3, 0.1)
     expect_names("c", "expected_speedup(alpha=0.5, gamma=3, c=-0.5)", sub.expected_speedup, 0.5, 3, -0.5)
+
+
+# acceptance_rate: each case's sum_v min(p(v), q(v)) in sixteenths is written beside it.
+ACCEPTANCE_CASES = {
+    "overconfident": ([8, 4, 4, 0], [14, 0, 0, 2]),   # the 'mismatch' toys' first row: min = [8, 0, 0, 0] -> 1/2
+    "alpha75": ([8, 4, 2, 2], [4, 8, 2, 2]),          # the 'alpha75' toys' first row: min = [4, 4, 2, 2] -> 3/4
+    "identical": ([1, 8, 3, 4], [1, 8, 3, 4]),        # q = p: every draft is kept -> 1
+    "disjoint": ([8, 8, 0, 0], [0, 0, 8, 8]),         # no common token: every draft is rejected -> 0
+}
+
+
+@check("acceptance_rate_cases", points=1, hint="acceptance_rate",
+       title="acceptance_rate is the probability that verify keeps one draft token: 1/2, 3/4, 1 and 0 here")
+def test_acceptance_rate_cases(sub):
+    for name, (p, q) in ACCEPTANCE_CASES.items():
+        expected = golden(f"acceptance_{name}", lambda: reference("speculative").acceptance_rate(Q(p), Q(q)))
+        expect_number(sub.acceptance_rate(Q(p), Q(q)), expected, f"acceptance_rate(p={p}/16, q={q}/16)")
+    expect_names("q", "acceptance_rate(p of shape [4], q of shape [3])", sub.acceptance_rate, Q([4] * 4), Q([4] * 3))
+    expect_names("p", "acceptance_rate(p of shape [2, 4], q of shape [2, 4])", sub.acceptance_rate, Q([[4] * 4] * 2),
+                 Q([[4] * 4] * 2))
+
+
+# Two drafts of one target row, both costing c = 1/4 of a target forward pass (an assumed ratio, not a measured
+# one). A close draft, min(p, q) = [7, 4, 2, 2]/16: alpha = 15/16; a poor one, min = [0, 2, 2, 2]/16: alpha = 3/8.
+# With tokens(a, g) = 1 + a + ... + a**g and cost g/4 + 1, exactly:
+#   alpha = 15/16: gamma = 1 -> (31/16) / (5/4) = 31/20;  gamma = 4 -> (289201/65536) / 2 = 289201/131072 (> 2)
+#   alpha = 3/8:   gamma = 1 -> (11/8) / (5/4) = 11/10;   gamma = 4 -> (6505/4096) / 2 = 6505/8192 (< 1)
+# Long drafts pay off only when most drafts survive; at low acceptance they make decoding slower than the target
+# alone, and a short draft keeps a small gain. The check compares with the goldens, computed by the reference.
+SCENARIO_TARGET = [8, 4, 2, 2]
+SCENARIO_DRAFTS = {"close draft": [7, 5, 2, 2], "poor draft": [0, 2, 8, 6]}
+SCENARIO_C, SCENARIO_GAMMAS = 0.25, (1, 4)
+
+
+@check("speedup_collapses_at_low_acceptance", points=1, hint="expected_speedup",
+       title="expected_speedup with a close draft against a poor one: at low acceptance long drafts cost time")
+def test_speedup_collapses_at_low_acceptance(sub):
+    def compute() -> dict:
+        ref = reference("speculative")
+        out = {}
+        for name, q in SCENARIO_DRAFTS.items():
+            alpha = ref.acceptance_rate(Q(SCENARIO_TARGET), Q(q))
+            out[name] = {"alpha": alpha, "speedups": [ref.expected_speedup(alpha, g, SCENARIO_C)
+                                                       for g in SCENARIO_GAMMAS]}
+        return out
+    expected = golden("speedup_scenarios", compute)
+    for name, q in SCENARIO_DRAFTS.items():
+        alpha = expected[name]["alpha"]
+        expect_number(sub.acceptance_rate(Q(SCENARIO_TARGET), Q(q)), alpha,
+                      f"{name}: acceptance_rate(p={SCENARIO_TARGET}/16, q={q}/16)")
+        for gamma, speedup in zip(SCENARIO_GAMMAS, expected[name]["speedups"]):
+            expect_number(sub.expected_speedup(alpha, gamma, SCENARIO_C), speedup,
+                          f"{name} (alpha = {alpha}): expected_speedup(alpha={alpha}, gamma={gamma}, c={SCENARIO_C}) "
+                          f"(the scenario: {summary(expected)})")
+
+
+def summary(expected: dict) -> str:
+    """The scenario's computed speedups in words."""
+    return "; ".join(f"{name}, alpha = {e['alpha']}: " + ", ".join(f"gamma = {g} gives {s:.3f}x" for g, s in
+                                                                 zip(SCENARIO_GAMMAS, e["speedups"]))
+                     for name, e in expected.items())
 
 
 # speculative_generate on the toy models -------------------------------------------------------------------

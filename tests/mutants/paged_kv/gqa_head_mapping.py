@@ -7,6 +7,9 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
     if num_heads % num_kv_heads != 0:
         raise ValueError(f"q has {num_heads} heads, not a multiple of k_cache's {num_kv_heads} KV heads")
     group = num_heads // num_kv_heads
+    capacity = block_tables.shape[1] * block_size
+    if not bool(((context_lens >= 1) & (context_lens <= capacity)).all()):
+        raise ValueError(f"context_lens must lie in [1, {capacity}], got {context_lens.tolist()}")
     compute = torch.promote_types(q.dtype, torch.float32)
     tables = block_tables.long()
     keys = k_cache[tables].flatten(1, 2).repeat(1, 1, group, 1).to(compute)
