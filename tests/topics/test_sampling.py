@@ -307,6 +307,8 @@ def test_probe_bound_makes_without_replacement_fail_surely():
     for probs, draws in [(PROBE[:1], PROBE_DRAWS)] + [probe_case(torch.Generator().manual_seed(s)) for s in range(50)]:
         assert draws >= n and int((probs > 0).sum()) >= draws and probs.max() >= q0
         assert probs.numel() <= frequencies.PROBE_MAX_TOKENS
+    # the public probe: token 0 of row 0 must come up 5..43 times in 48 draws (test_public.py)
+    assert intervals(PROBE_DRAWS, PROBE[0], frequencies.FALSE_FAIL / 2)[0].tolist() == [5, 43]
     # PROBE's second row leaves room for draws without replacement (48 tokens of positive probability)
     assert int((PROBE[1] > 0).sum()) >= PROBE_DRAWS
     # the hidden check tests at most 1 + 6 * 3 = 19 rows
@@ -365,6 +367,13 @@ def exact_verdict(top_p_filter, probs: list, p: float):
     logits = torch.tensor(probs, dtype=torch.float64).log()
     must, may = ref.top_p_keep_bounds(logits, p, slack=0.0)
     return top_p_problem(top_p_filter(logits, p), logits, p, must, may, "top_p_filter")
+
+
+def test_the_issues_float32_counts():
+    # issue 11: float32 sums compared with p in float64 keep 4 tokens at p = 0.95 and 3 for 0.6/0.3/0.1 at p = 0.9
+    top_p_filter = float32_top_p("exclusive/f64")
+    assert [sum(kept(top_p_filter(torch.tensor(probs, dtype=torch.float64).log(), p))) for probs, p in
+            EXACT_CASES[:2]] == [4, 3]
 
 
 @pytest.mark.parametrize("way", FLOAT32_WAYS)

@@ -261,6 +261,8 @@ def frequency_case(rng: torch.Generator, ref) -> tuple[torch.Tensor, int]:
        title="empirical_distribution passes an exact binomial test per token on random distributions, shapes and "
              "numbers of draws, including a probe for draws without replacement")
 def test_empirical_distribution_random(sub, rng, seed):
+    # false fail <= 1e-6, split over at most 19 rows; the probe comes first and fails every answer drawn without
+    # replacement, before a call with more draws than tokens could raise instead (frequencies.py)
     ref = reference("sampling")
     cases = [probe_case(rng)] + [frequency_case(rng, ref) for _ in range(FREQUENCY_CASES)]
     rows = sum(probs.numel() // probs.shape[-1] for probs, _ in cases)  # <= MAX_ROWS (frequencies.py)

@@ -310,6 +310,8 @@ def test_sample_one_draw_misranks(sub):
        title=f"{strategies.DRAWS} draws per strategy rank the five strategies by how often they say ' Paris', as "
              f"their probabilities do (an exact binomial test per token)")
 def test_empirical_distribution_ranks_strategies(sub, seed):
+    # false fail <= 1e-6, split over the 5 rows; the accepted counts of ' Paris' form disjoint intervals in the
+    # order of the probabilities, so every accepted answer ranks the strategies right (strategies.py)
     probs = strategy_probs()
     names = [name for name, *_ in strategies.STRATEGIES]
     what = (f"empirical_distribution(probs of {names} on logits {show(strategies.LOGITS)}, "
@@ -329,6 +331,8 @@ PROBE_DRAWS = 48
        title="empirical_distribution returns float64 frequencies of independent draws: a token of probability 0.5 "
              "comes up about 24 times in 48 draws, a token of probability 0 never")
 def test_empirical_distribution_draws_with_replacement(sub, seed):
+    # false fail <= 1e-6 over the 2 rows; token 0 of row 0 must come up at least 5 times in 48 draws, which draws
+    # without replacement never reach: the mutant is caught surely (frequencies.py)
     what = (f"empirical_distribution(probs [2, 64] (row 0: token 0 at 0.5, 63 tokens at 0.5/63; row 1: tokens "
             f"16..63 at 1/48), num_samples={PROBE_DRAWS}, generator)")
     out = sub.empirical_distribution(PROBE, PROBE_DRAWS, sub.make(toys.generator, seed))
