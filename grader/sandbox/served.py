@@ -6,10 +6,16 @@ waits for a reply; its arguments arrive through the allowlisting codec like any 
 """
 from __future__ import annotations
 
+import torch
+
 from grader.sandbox import child
 
 # What a served object may raise back into the child, by name: the errors of a bad argument.
 ANSWERED_ERRORS = ("ValueError", "TypeError", "IndexError")
+# Items (tensor elements, list entries) all the arguments of one call may hold, checked before the object sees them:
+# far past any toy model's argument (a prefix of at most 4096 tokens), far below what costs the grader (a 60 MiB
+# uint8 tensor of tokens became a 500 MiB list in the grader before a model checked its length).
+MAX_ARGUMENT_ITEMS = 1 << 16
 
 
 class Served:
@@ -37,6 +43,17 @@ class Served:
                                             f"({type(exc).__name__})")
 
 
+def _items(x) -> int:
+    """How many items `x` holds, counting tensor elements and the entries of lists, tuples and dicts."""
+    if isinstance(x, torch.Tensor):
+        return x.numel()
+    if isinstance(x, (list, tuple)):
+        return len(x) + sum(_items(e) for e in x)
+    if isinstance(x, dict):
+        return len(x) + sum(_items(v) for v in x.values())
+    return 1
+
+
 def answer(served: dict[int, Served], payload) -> tuple:
     """The reply to one callback frame `[ref, method, args, kwargs]` from the child (untrusted)."""
     if not (isinstance(payload, list) and len(payload) == 4 and isinstance(payload[1], str)
@@ -47,4 +64,7 @@ def answer(served: dict[int, Served], payload) -> tuple:
     target = served.get(ref) if isinstance(ref, int) else None
     if target is None:
         return "raised", ("TypeError", "no such grader object")
+    if _items(args) + _items(kwargs) > MAX_ARGUMENT_ITEMS:
+        return "raised", ("ValueError", f"the arguments to {target.name}.{method} hold more than "
+                                        f"{MAX_ARGUMENT_ITEMS} items, far more than any check needs")
     return target.answer(method, args, kwargs)

@@ -10,6 +10,9 @@ nan, tensors any shape up to the message limit). Found:
   over one 10 s call; a check's budget is 120 s and every model of a check stays in `sub._served` until it ends),
   so a submission can push the grader towards its own memory limit. Not fixed: cap the log (decoding's models
   keep at most MAX_LOG prefixes of at most 512 tokens), or the bytes a request's callbacks may send.
+- decoding's models converted a 1-D integer tensor to a list before checking its length: a 60 MiB uint8 tensor
+  cost the grader ~550 MiB and seconds per call. Fixed in served.py: arguments past MAX_ARGUMENT_ITEMS are refused
+  before any object sees them.
 """
 import json
 import subprocess
@@ -99,3 +102,39 @@ def test_a_flood_of_calls_to_a_served_model_does_not_grow_the_grader(tmp_path):
     assert report["checks"]["verify_bonus_token"] == "passed"            # a neighbour keeps its points
     # thousands of logged prefixes of 4096 tokens: 0.2-1 GiB kept by the grader today, by the machine's speed
     assert grew["flood"] - grew["baseline"] < 96 * 2**20, grew
+
+
+DECODING = (REPO / "solutions" / "decoding.py").read_text()
+
+# The first calls hand the served model a 60 MiB tensor of token ids (uint8: every one in the vocabulary).
+HUGE_ARGUMENT = '''
+_greedy = greedy_decode
+_SENT = []
+
+
+def greedy_decode(model, prompt, max_new_tokens, eos_id=None, stop=()):
+    if len(_SENT) < 3:
+        _SENT.append(1)
+        try:
+            model(torch.zeros(60 * 2**20, dtype=torch.uint8))
+        except Exception:
+            pass
+    return _greedy(model, prompt, max_new_tokens, eos_id, stop)
+'''
+
+GRADER_PEAK_DECODING = GRADER_PEAK.replace('["speculative"]', '["decoding"]')
+
+
+def test_a_huge_argument_to_a_served_model_is_refused_before_the_model_converts_it(tmp_path):
+    """Found: decoding's models turned a 1-D integer tensor into a list before checking its length: 60 MiB of
+    uint8 token ids became ~550 MiB and seconds of the grader's time per call. served.answer now refuses
+    arguments of more than MAX_ARGUMENT_ITEMS items before any object sees them."""
+    folder = tmp_path / "huge"
+    folder.mkdir()
+    (folder / "decoding.py").write_text(DECODING + HUGE_ARGUMENT)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(GRADER_PEAK_DECODING), str(folder)], cwd=REPO,
+                         capture_output=True, text=True, timeout=180, check=True)
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert all(status == "passed" for status in report["checks"].values()), report["checks"]
+    # the 60 MiB frame itself is still read and decoded (about 3 copies); the list of 60M ints is not made
+    assert report["grew"] < 320 * 2**20, report["grew"]
