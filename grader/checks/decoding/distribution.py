@@ -60,13 +60,13 @@ def first_token_counts(sub, prompt: list, order: list[int], seed: int, what: str
     return counts
 
 
-def expect_filtered_law(sub, prompt: list, order: list[int], seed: int) -> None:
-    """Fail unless the first tokens of RUNS runs pass the exact per-token binomial test against the law."""
+def expect_filtered_law(sub, prompt: list, order: list[int], seed: int, law: torch.Tensor) -> None:
+    """Fail unless the first tokens of RUNS runs pass the exact per-token binomial test against `law`, the
+    filtered first-token law (`sample_law(order)`; a public check passes it from its goldens)."""
     logits = permuted_logits(order)
     what = (f"{RUNS} runs of sample_decode(model, prompt={prompt}, max_new_tokens=1, generator, temperature=0.6, "
             f"top_k=4, top_p=0.85) with logits {logits}")
-    counts = first_token_counts(sub, prompt, order, seed, what)
-    law = sample_law(order)                                                   # law: [V]
+    counts = first_token_counts(sub, prompt, order, seed, what)                # law: [V]
     bounds = intervals(RUNS, law, FALSE_FAIL)                                 # bounds: [V, 2]
     bad = outside(counts, bounds)
     if bad:

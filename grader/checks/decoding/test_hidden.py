@@ -5,7 +5,7 @@ import random
 
 from grader import toys
 from grader.checks.decoding import draws
-from grader.checks.decoding.distribution import expect_filtered_law
+from grader.checks.decoding.distribution import expect_filtered_law, sample_law
 from grader.checks.decoding.expect import (
     decoded,
     expect_beams,
@@ -68,7 +68,7 @@ def test_sample_distribution_fresh_seed(sub, seed):
     r = random.Random(seed)
     order = list(range(6))
     r.shuffle(order)
-    expect_filtered_law(sub, draws.prompt_for(r, 6), order, seed)
+    expect_filtered_law(sub, draws.prompt_for(r, 6), order, seed, sample_law(order))
 
 
 @check("sample_generator_only", points=2, hint="sample_decode",

@@ -13,7 +13,7 @@ from grader.checks.decoding.cases import (
     script_model,
 )
 from grader.checks.decoding.corpus import CASES
-from grader.checks.decoding.distribution import LOOP_RUNS, expect_filtered_law
+from grader.checks.decoding.distribution import LOOP_RUNS, expect_filtered_law, sample_law
 from grader.checks.decoding.expect import (
     beams,
     decoded,
@@ -79,7 +79,8 @@ def test_sample_one_hot_stops(sub):
 @check("sample_first_token_frequencies", points=2, hint="sample_decode",
        title="sample_decode's first tokens follow the filtered distribution (temperature, top-k, top-p)")
 def test_sample_first_token_frequencies(sub):
-    expect_filtered_law(sub, [3], [0, 1, 2, 3, 4, 5], 2024)
+    order = [0, 1, 2, 3, 4, 5]
+    expect_filtered_law(sub, [3], order, 2024, golden("first_token_law", lambda: sample_law(order)))
 
 
 @check("sampling_leaves_the_loop", points=1, hint="sample_decode",
