@@ -4,9 +4,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from grader import handout
 from grader.sandbox.policy import REPO
 
-INCLUDE = ["README.md", "pyproject.toml", "exercises", "grader"]
+INCLUDE = ["pyproject.toml", "exercises", "grader"]
 LEFT_OUT = ["test_hidden.py", "__pycache__", "*.pyc", ".infergrade-progress.json"]
 
 
@@ -21,4 +22,5 @@ def write_bundle(out: Path) -> list[Path]:
             shutil.copytree(source, out / name, ignore=shutil.ignore_patterns(*LEFT_OUT))
         else:
             shutil.copy2(source, out / name)
+    shutil.copy2(handout.README, out / "README.md")  # the student's own, with nothing that needs instructor material
     return sorted(p for p in out.rglob("*") if p.is_file())

@@ -18,7 +18,7 @@ from grader.engine.runner import zygote
 zygote()  # fork the warm zygote before this process computes anything
 torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
-from grader import hints, interrupt, progress, topics as topic_registry  # noqa: E402
+from grader import handout, hints, interrupt, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
@@ -35,6 +35,12 @@ SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path),
 
 def _fail(message: str) -> None:
     raise click.UsageError(message)
+
+
+def _instructor_only(command: str) -> None:
+    """Refuse, in plain words, a command that needs the instructor's material the student handout leaves out."""
+    if handout.is_handout():
+        _fail(handout.refusal(command))
 
 
 def _interrupt_code() -> int:
@@ -131,6 +137,9 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
         _write(bad_input_document(message, submission, known, hidden, seed), out, fmt)
         return f"an error results file was written to {out}"
 
+    if hidden and handout.is_handout():
+        _fail(f"the hidden checks are not in the student handout: `grade --hidden` runs on your instructor's side; "
+              f"`grade` without --hidden grades the public checks ({record_bad_input('no hidden checks here')})")
     chosen, folder = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
@@ -190,6 +199,7 @@ def hint(target: str, level, submission: Path):
 @click.option("--topic", "-t", "topics", multiple=True, help="only this topic (repeatable)")
 def selftest(topics):
     """Prove the checks: solutions full marks, stubs zero, every mutant caught with its misconception id."""
+    _instructor_only("selftest")
     from grader.selftest import check_topic
 
     try:
@@ -216,6 +226,7 @@ def selftest(topics):
 @click.argument("topics", nargs=-1)
 def goldens(topics):
     """Regenerate the stored reference outputs of the public checks (instructors)."""
+    _instructor_only("goldens")
     from grader.engine import goldens as store
     from grader.selftest import SOLUTIONS_DIR
 
@@ -237,6 +248,7 @@ def goldens(topics):
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 def bundle(out: Path):
     """Write the student bundle to OUT: stubs, public checks, goldens, hints; no solutions, reference or hidden checks."""
+    _instructor_only("bundle")
     from grader.bundle import write_bundle
 
     try:
@@ -293,5 +305,5 @@ if __name__ == "__main__":
     main()
 
 
-for _command in (instructor.grade_batch, instructor.report_cmd):
+for _command in (instructor.grade_batch, instructor.report_cmd, instructor.gradescope_cmd, instructor.init_ci):
     main.add_command(_command)

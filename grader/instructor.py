@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from grader import batch, interrupt, report
+from grader import batch, handout, interrupt, report
 from grader.grading import BadInput, resolve_topics
 
 
@@ -29,6 +29,8 @@ def grade_batch(submissions: Path, out: Path, jobs: int, topics, hidden: bool, s
     Exit 0 when every submission was graded (whatever the scores), 1 when some could not be, 130 or 143 when
     interrupted (what was graded is kept: run again with --resume).
     """
+    if hidden and handout.is_handout():
+        raise click.UsageError(handout.refusal("grade-batch --hidden"))
     try:
         chosen = resolve_topics(topics)
     except BadInput as exc:
@@ -79,3 +81,54 @@ def report_cmd(results: Path, out: Path | None):
     out.write_text(report.render(docs), encoding="utf-8")
     click.echo(report.headline(report.shared_misconceptions(docs)))
     click.echo(f"wrote {out}", err=True)
+
+
+@click.command("gradescope")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--topic", "-t", "topics", multiple=True,
+              help="grade only these topics, say one assignment per topic (repeatable) [all]")
+@click.option("--deadline", type=click.FloatRange(min=10), default=480, show_default=True, metavar="SECONDS",
+              help="the grader's time limit per submission; it is stopped 60 s later, so set Gradescope's "
+                   "autograder timeout above the sum")
+@click.option("--leaderboard", is_flag=True, help="also send a Gradescope leaderboard (score, grading time)")
+@click.option("--force", is_flag=True, help="replace OUT if it exists")
+def gradescope_cmd(out: Path, topics, deadline: float, leaderboard: bool, force: bool):
+    """Write the Gradescope autograder zip to OUT: setup.sh, run_autograder and the grader with its reference.
+
+    Each submission is graded with the hidden checks in its own container; results.json is always written, and
+    says so when grading failed.
+    """
+    from grader import autograder
+
+    try:
+        chosen = resolve_topics(topics)
+    except BadInput as exc:
+        raise click.UsageError(str(exc)) from None
+    if out.exists() and not force:
+        raise click.UsageError(f"{out} already exists (pass --force to replace it)")
+    try:
+        names = autograder.write_zip(out, list(topics and chosen), deadline, leaderboard)
+    except (FileNotFoundError, LookupError) as exc:
+        raise click.UsageError(exc.args[0]) from None
+    click.echo(f"wrote {out}: setup.sh, run_autograder and {len(names) - 2} source files; grades "
+               f"{', '.join(chosen)} with the hidden checks")
+    click.echo(f"upload it on Gradescope (Configure Autograder, zip file) and set the autograder timeout above "
+               f"{deadline + autograder.HARD_MARGIN_S:g} s", err=True)
+
+
+@click.command("init-ci")
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("ci"),
+              show_default=True, help="the folder to write student/.github/... and instructor/.github/... into")
+@click.option("--force", is_flag=True, help="replace workflows that exist")
+def init_ci(out: Path, force: bool):
+    """Write GitHub Actions workflows for GitHub Classroom: `check` on each student push, hidden grading for you."""
+    from grader import ci
+
+    try:
+        written = ci.write_workflows(out, overwrite=force)
+    except (FileExistsError, LookupError) as exc:
+        raise click.UsageError(exc.args[0]) from None
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo("copy student/.github into the handout's repository (the Classroom template) and "
+               "instructor/.github into yours", err=True)

@@ -36,7 +36,10 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -
     Nothing is writable by more than one child: each has its own temp folder (Triton's cache included), so no
     check's child can leave anything for another's to read.
     """
-    site_dirs = [*site.getsitepackages(), site.getusersitepackages()]
+    # the interpreter's package folders, and any other on sys.path (a .pth file may add one: a shared environment)
+    site_dirs = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(),
+                                    *(p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")
+                                      and Path(p).is_dir())]))
     python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
