@@ -170,8 +170,10 @@ def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> No
     global _channel, _factories
     _channel, _factories = sock, _take_factories()
     seed_globals(config.get("global_seed", 0))
-    # Said before any submission code runs: what comes later may be forged by the submission.
-    send(sock, codec.encode(("isolated", {**report, **restricted})))
+    # Said before any submission code runs: what comes later may be forged by the submission. The resident size
+    # now is the floor a memory check measures growth from (a baseline the submission's own calls could raise).
+    before = {"rss_before_import": walls.limits.status_bytes("self", "VmRSS")}
+    send(sock, codec.encode(("isolated", {**report, **restricted, **before})))
 
     submission_dir = os.path.realpath(config["submission_dir"])
     try:

@@ -459,6 +459,12 @@ class Submission:
         return self._child.peak_rss() if self._child is not None and not self._child.closed else None
 
     @property
+    def rss_before_import(self) -> int | None:
+        """The child's resident memory before any submission code ran, as the child reported it then."""
+        value = self._ensure().info.get("rss_before_import")
+        return value if type(value) is int and value > 0 else None
+
+    @property
     def isolation(self) -> dict:
         return self._child.info if self._child else {}
 

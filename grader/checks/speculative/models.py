@@ -13,6 +13,7 @@ import torch
 
 V = 4
 MAX_TOKENS = 4096  # far past any check's prompt and output: a longer prefix is the submission's error
+MAX_LOGGED = 2**16  # tokens a target's score log keeps in all (a check's runs log a few hundred): the grader's memory
 
 # Rows are indexed by the last token; the last row is the empty prefix. Entries are sixteenths.
 MISMATCH_TARGET = [[8, 4, 4, 0], [0, 8, 4, 4], [4, 0, 8, 4], [4, 4, 0, 8], [4, 4, 4, 4]]
@@ -60,6 +61,7 @@ class ToyModel:
         self.next_probs_calls = 0
         self.score_calls = 0
         self.score_log: list[tuple] = []
+        self.logged = 0
 
     def _prefix(self, tokens) -> list[int]:
         """`tokens` (a list, tuple or LongTensor) as a list of ints in the vocabulary."""
@@ -85,7 +87,10 @@ class ToyModel:
         n = operator.index(n)  # TypeError for anything but an integer
         if not 1 <= n <= len(tokens) + 1:
             raise ValueError(f"n must be in [1, len(tokens) + 1] = [1, {len(tokens) + 1}], got {n}")
+        if self.logged + len(tokens) > MAX_LOGGED:
+            raise ValueError(f"this model has scored {self.logged} tokens, more than any check needs")
         self.score_calls += 1
+        self.logged += len(tokens)
         self.score_log.append(tuple(tokens))
         start = len(tokens) - n + 1
         return torch.stack([probs_after(self.rows, tokens[:end]) for end in range(start, len(tokens) + 1)])

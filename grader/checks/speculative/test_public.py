@@ -308,6 +308,18 @@ def test_generate_uses_generator(sub, seed):
     if first != second:
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
              f"runs, returned {first} and then {second}; draw every random number from `generator`")
+    # and the generator must matter: three more seeds in this child. Speculative decoding samples the target's law
+    # exactly and every 'mismatch' target row is a shift of [8, 4, 4, 0]/16, so four runs of a correct sampler
+    # all give the same 12 tokens with probability (1/2**4 + 2/4**4)**12 < 1.5e-14; a submission that reseeds the
+    # global generator inside each call and ignores `generator` always does.
+    tokens = [first[0]]
+    for other in (seed + 1, seed + 2, seed + 3):
+        _, _, offered = toy_pair(sub, "mismatch")
+        tokens.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3, sub.make(toys.generator, other)),
+                                      12, what)[0])
+    if all(t == tokens[0] for t in tokens):
+        fail(f"{what} with generators seeded {seed}, {seed + 1}, {seed + 2} and {seed + 3} returned the same tokens "
+             f"{tokens[0]} every time; a sampler that draws from `generator` does so with probability < 1.5e-14")
 
 
 @check("generate_bad_arguments", points=1, hint="speculative_generate",
