@@ -1,0 +1,116 @@
+"""The last step of run_autograder: make sure results.json exists, and says so when grading failed.
+
+Run as a script (`python finalize.py RESULTS --exit-code N ...`), with the standard library only, so that it works
+when the grader itself cannot be imported, and with any Python 3. It leaves a usable document as it is (adding a
+note when the run was stopped at the time limit), and replaces a missing or unusable one with a document that
+says grading failed: a zero that says it is not a grade, never a silent one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+TIMED_OUT = (124, 137)  # timeout(1): the command ran past the limit (137: it had to be killed)
+FORMATS = ("text", "simple_format", "html", "md", "ansi")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+def problem(doc) -> str | None:
+    """Why `doc` is not a usable Gradescope results document, or None."""
+    if not isinstance(doc, dict):
+        return "it is not a JSON object"
+    if not _points(doc.get("score")):
+        return "it has no finite, non-negative score"
+    tests = doc.get("tests", [])
+    if not isinstance(tests, list) or not all(isinstance(t, dict) for t in tests):
+        return "its tests are not a list of objects"
+    for t in tests:
+        if any(k in t and not _points(t[k]) for k in ("score", "max_score")):
+            return f"test {t.get('name')!r} has a score that is not a finite, non-negative number"
+        if t.get("visibility", "visible") not in VISIBILITIES or t.get("status", "passed") not in ("passed",
+                                                                                                     "failed"):
+            return f"test {t.get('name')!r} has an unknown visibility or status"
+    return None
+
+
+def _points(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def failure(reason: str, exit_code: int, seconds: int) -> dict:
+    """The document of a run that produced no usable results: it says grading failed, and why."""
+    message = (f"Grading failed: {reason}. This is not your grade: submit again, or tell the course staff "
+               f"if it happens again.")
+    return {"score": 0, "execution_time": seconds, "output": message, "output_format": "text",
+            "stdout_visibility": "hidden",
+            "tests": [{"name": "infergrade: grading did not complete", "number": "0", "score": 0, "max_score": 0,
+                       "status": "failed", "output": message, "tags": ["grading-failed"], "visibility": "visible"}],
+            "extra_data": {"infergrade_status": "error", "exit_code": exit_code}}
+
+
+def finalize(path: str, exit_code: int, time_limit: float, started: float | None, leaderboard: bool) -> dict:
+    seconds = max(0, int(round(time.time() - started))) if started else 0
+    timed_out = exit_code in TIMED_OUT
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        why = problem(doc)
+    except FileNotFoundError:
+        doc, why = None, "no results were written"
+    except (OSError, ValueError) as exc:
+        doc, why = None, f"the results could not be read ({type(exc).__name__}: {exc})"
+    if why is not None:
+        if timed_out:
+            reason = f"grading ran past the time limit of {time_limit:g} s and was stopped ({why})"
+        else:
+            reason = f"the grader exited with code {exit_code} and {why}"
+        return failure(reason, exit_code, seconds)
+    if timed_out:
+        said = str(doc.get("output", ""))
+        doc["output"] = (f"Grading was stopped at the time limit of {time_limit:g} s. "
+                         + ("" if "not a full grade" in said else "This is not a full grade. ") + said).strip()
+        doc.setdefault("extra_data", {})["infergrade_status"] = "timeout"
+    if leaderboard and "leaderboard" not in doc and doc.get("extra_data", {}).get("infergrade_status") == "completed":
+        doc["leaderboard"] = [{"name": "Score", "value": doc["score"]},
+                              {"name": "Grading time (s)", "value": doc.get("execution_time", seconds),
+                               "order": "asc"}]
+    return doc
+
+
+def write(doc: dict, path: str) -> None:
+    """Whole or not at all: a temporary file renamed into place."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".results.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results")
+    parser.add_argument("--exit-code", type=int, required=True, help="the grader's exit status")
+    parser.add_argument("--time-limit", type=float, required=True, help="the hard limit it ran under, seconds")
+    parser.add_argument("--started", type=float, default=None, help="when grading started, Unix seconds")
+    parser.add_argument("--leaderboard", action="store_true", help="add the score and grading time")
+    args = parser.parse_args(argv)
+    doc = finalize(args.results, args.exit_code, args.time_limit, args.started, args.leaderboard)
+    write(doc, args.results)
+    status = doc.get("extra_data", {}).get("infergrade_status")
+    print(f"results.json: score {doc['score']:g}, infergrade status {status}, grader exit code {args.exit_code}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
