@@ -38,8 +38,8 @@ def _fail(message: str) -> None:
 
 
 def _instructor_only(command: str) -> None:
-    """Refuse, in plain words, a command that needs the instructor's material the student handout leaves out."""
-    if handout.is_handout():
+    """Refuse, in plain words, a command that needs the reference and the model solutions (the instructor's)."""
+    if handout.absent("reference") or handout.absent("solutions"):
         _fail(handout.refusal(command))
 
 

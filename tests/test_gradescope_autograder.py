@@ -94,10 +94,8 @@ def is_handout(python: Path, root: Path) -> bool:
 
 @pytest.fixture
 def grading_root(autograder_root, zip_python):
-    """An /autograder tree whose grader can grade with the hidden checks (xfail, saying why, where it cannot)."""
-    if is_handout(zip_python, autograder_root):
-        pytest.xfail("grader.handout.is_handout() takes the zip's source for the student handout because it has no "
-                     "solutions/, so `grade --hidden` refuses (see test_the_zip_is_the_instructors_grader)")
+    """An /autograder tree whose grader grades with the hidden checks (it carries the reference, not the solutions)."""
+    assert not is_handout(zip_python, autograder_root)
     return autograder_root
 
 
