@@ -11,14 +11,18 @@ from pathlib import Path
 
 import click
 
-import torch
+from grader import interrupt
+
+interrupt.record_early()  # before torch's import (a second or two): Ctrl-C from here on is an interrupted run
+
+import torch  # noqa: E402
 
 from grader.engine.runner import zygote
 
 zygote()  # fork the warm zygote before this process computes anything
 torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
-from grader import handout, hints, interrupt, progress, topics as topic_registry  # noqa: E402
+from grader import handout, hints, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grader import progress, topics as topic_registry
 from grader.engine.runner import run_checks
+from grader import interrupt
 from grader.interrupt import as_interrupted
 from grader.results import build, checked, error_document
 
@@ -84,6 +85,8 @@ def grade(submission: Path, topics: list[str], hidden: bool, seed: int, record_g
     started, t0 = now(), time.monotonic()
     mode = "hidden" if hidden else "public"
     try:
+        if interrupt.received():  # while the command line was starting: nothing was graded
+            raise interrupt.received()
         run = run_checks(submission, topics, hidden, seed, record_goldens, deadline_s=deadline_s)
         doc = build(run.results, topics, submission, mode, seed, started, time.monotonic() - t0,
                     progress=progress.summary(submission) if with_progress else None,

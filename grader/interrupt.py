@@ -29,6 +29,7 @@ class Interrupted(KeyboardInterrupt):
 
 _received: list[int] = []
 _raising: list[bool] = [False]
+_early: list[int] = []  # signals received while the command line was still starting (importing torch)
 
 
 def received() -> Interrupted | None:
@@ -43,6 +44,13 @@ def _on_signal(signum, frame):
         raise Interrupted(signum)
 
 
+def record_early() -> None:
+    """From the first line of the command line on, a signal is recorded, not fatal: a run interrupted while
+    torch was still being imported still writes its results (status interrupted) and exits 130 or 143."""
+    for s in SIGNAL_NAMES:
+        signal.signal(s, lambda signum, frame: _early.append(signum))
+
+
 def settle() -> None:
     """Grading is over: from now on a signal no longer stops anything (the results are being written)."""
     _raising[0] = False
@@ -51,7 +59,8 @@ def settle() -> None:
 @contextlib.contextmanager
 def signals_interrupt():
     """Within the block, the first SIGINT or SIGTERM raises `Interrupted` (until `settle()`)."""
-    _received.clear()
+    _received[:] = _early
+    _early.clear()
     _raising[0] = True
     previous = {s: signal.signal(s, _on_signal) for s in SIGNAL_NAMES}
     try:

@@ -225,3 +225,22 @@ def test_an_upload_without_modules_says_where_it_looked(tmp_path):
     upload = folder_with(tmp_path, "upload", {"notes/readme.txt": "nothing here"})
     code, output = run_grader(tmp_path, "check", "--submission", upload)
     assert code == 2 and "no topic module" in output and "kv_cache.py" in output and str(upload) in output
+
+
+@needs_proc
+def test_a_signal_while_the_grader_starts_is_an_interrupted_run(tmp_path):
+    out = tmp_path / f"early-{uuid.uuid4().hex}.json"
+    proc = grader_process(tmp_path, "grade", "--topic", "sampling", "--submission", SOLUTIONS_DIR, "--out", out)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # SIGTERM is caught once the command line records signals (bit 15 - 1)
+        with open(f"/proc/{proc.pid}/status") as f:
+            caught = int(next(line for line in f if line.startswith("SigCgt:")).split()[1], 16)
+        if caught & (1 << (signal.SIGTERM - 1)):
+            break
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGTERM)          # typically while torch is still being imported
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 143, output
+    doc = json.loads(out.read_text())
+    assert problems(doc) == [] and doc["status"] == "interrupted" and "SIGTERM" in doc["error"]
+    assert doc["score"] == 0                    # nothing was graded: never a silent pass
