@@ -1,6 +1,7 @@
-"""Grading latency and memory: `infergrade check` against the floor of `import torch`, and full hidden grades.
+"""Grading latency and memory: `infergrade check` against the floor of `import torch`, full hidden grades, and
+the re-check of `infergrade watch` after a save.
 
-Run: python3 bench/grading.py [--runs 7]
+Run: python3 bench/grading.py [--runs 7] [--only-watch]
 Each figure is the median wall time of several runs of a fresh process; peak memory is the largest sum of the
 proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
 process below it (zygote and sandboxed children), sampled every 10 ms.
@@ -8,7 +9,10 @@ process below it (zygote and sandboxed children), sampled every 10 ms.
 from __future__ import annotations
 
 import argparse
+import ast
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -72,11 +76,61 @@ def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) 
     return median, peak
 
 
+def edited(source: str, function: str, n: int) -> str:
+    """`source` with a comment added at the top of `function`'s body: a save that changes one function."""
+    node = next(x for x in ast.parse(source).body if getattr(x, "name", None) == function)
+    lines = source.splitlines()
+    first = node.body[0]
+    lines.insert(first.lineno - 1, " " * first.col_offset + f"# edit {n}")
+    return "\n".join(lines) + "\n"
+
+
+def watch_recheck(edits: int) -> None:
+    """Median seconds from a save to `infergrade watch sampling`'s re-checked screen, one function per save in
+    turn, on the solutions (then to the confirmation of the topic's other checks)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-watch-"))
+    folder.chmod(0o755)
+    path = folder / "sampling.py"
+    shutil.copy(REPO / "solutions" / "sampling.py", path)
+    functions = [n.name for n in ast.parse(path.read_text()).body if isinstance(n, ast.FunctionDef)
+                 and not n.name.startswith("_")]
+    proc = subprocess.Popen([PY, "-m", "grader", "watch", "sampling", "--submission", str(folder)], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    quick, confirmed = [], []
+    try:
+        proc.stderr.readline()  # the first full check
+        for n in range(edits):
+            time.sleep(0.3)
+            path.write_text(edited(path.read_text(), functions[n % len(functions)], n))
+            saved = time.perf_counter()
+            line = proc.stderr.readline()
+            quick.append(time.perf_counter() - saved)
+            if "confirming" in line:
+                proc.stderr.readline()
+                confirmed.append(time.perf_counter() - saved)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(30)
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"{'infergrade watch sampling: save -> re-checked screen':58} median {statistics.median(quick):6.2f} s  "
+          f"(min {min(quick):.2f}, max {max(quick):.2f}; n={edits}, one function per save)  target <= 0.50 s: "
+          f"{'met' if statistics.median(quick) <= 0.5 else 'MISSED'}")
+    if confirmed:
+        print(f"{'  -> then the other checks of the topic confirmed':58} median {statistics.median(confirmed):6.2f} s")
+    print(f"{'  -> Ctrl-C exit code':58} {code}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--only-watch", action="store_true", help="only the watch re-check and a cold check")
     args = parser.parse_args()
     grader = [PY, "-m", "grader"]
+    if args.only_watch:
+        measure("infergrade check sampling --submission solutions (cold)",
+                grader + ["check", "sampling", "--submission", "solutions"], args.runs)
+        watch_recheck(3 * args.runs)
+        return
     out = Path(tempfile.mkdtemp()) / "results.json"
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
     floor, _ = measure('python -c "import torch"', [PY, "-c", "import torch"], args.runs)

@@ -291,7 +291,8 @@ def watch(topic, submission: Path):
         _fail("watch follows your topic files; for a notebook, run its check cells")
     first = topic or suggest(folder) or chosen[0]
     try:
-        run_watch(folder, chosen, first)
+        with interrupt.signals_interrupt():  # the first Ctrl-C stops the checks or the wait, whichever runs
+            run_watch(folder, chosen, first)
     except KeyboardInterrupt:
         click.echo("\nstopped watching")
 

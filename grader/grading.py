@@ -1,6 +1,9 @@
 """One grading run: check the arguments, run the checks, build a validated results document."""
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import time
 import traceback
 from datetime import datetime, timezone
@@ -28,7 +31,8 @@ def resolve_topics(requested: list[str] | tuple[str, ...]) -> list[str]:
 
 
 def resolve_submission(path: Path) -> tuple[Path, str | None]:
-    """The folder that holds the topic modules, and a note when it is a subfolder of the one given.
+    """The folder that holds the topic modules, and a note when it is a subfolder of the one given (or a
+    temporary folder of the modules a notebook's tagged cells make).
 
     An upload often has its modules one level down (`submission/exercises/sampling.py`): when the given folder
     holds no topic module and exactly one folder below it does, that folder is graded.
@@ -36,6 +40,8 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
     if not path.exists():
         raise BadInput(f"submission folder {str(path)!r} does not exist "
                        f"(run from the folder that holds it, or pass --submission DIR)")
+    if path.is_file() and path.suffix == ".ipynb":
+        return _notebook_folder(path)
     if not path.is_dir():
         raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
     path = path.resolve()
@@ -53,6 +59,20 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
                        f"pass the one to grade with --submission")
     return found[0], (f"{str(path)!r} holds no topic module: grading {str(found[0])!r}, "
                       f"the one folder below it that does")
+
+
+def _notebook_folder(notebook: Path) -> tuple[Path, str]:
+    """A temporary folder holding the modules extracted from the notebook's tagged cells (never executed)."""
+    from grader.notebooks.extract import write_modules
+
+    folder = Path(tempfile.mkdtemp(prefix="infergrade-notebook-"))
+    folder.chmod(0o755)  # a root grader's child runs as nobody and must read it
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    try:
+        found = write_modules(notebook, folder)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    return folder, f"grading the tagged cells of {str(notebook)!r} ({', '.join(found)})"
 
 
 def _holds_modules(folder: Path, modules: list[str]) -> bool:

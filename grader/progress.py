@@ -9,6 +9,7 @@ from pathlib import Path
 
 FILE = ".infergrade-progress.json"
 MAX_BYTES = 2**20
+STATUSES = ("passed", "failed", "error", "timeout", "not_started")
 
 
 def path_for(submission: Path) -> Path:
@@ -30,7 +31,9 @@ def load(submission: Path) -> dict:
         return empty
     checks, hints = data.get("checks"), data.get("hints")
     return {
-        "checks": {k: {"passed": v["passed"], "at": str(v.get("at", ""))[:40]}
+        "checks": {k: {"passed": v["passed"], "at": str(v.get("at", ""))[:40],
+                       "status": v.get("status") if v.get("status") in STATUSES else None,
+                       "function": v.get("function") if isinstance(v.get("function"), str) else None}
                    for k, v in (checks.items() if isinstance(checks, dict) else ())
                    if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("passed"), bool)},
         "hints": {k: v for k, v in (hints.items() if isinstance(hints, dict) else ())
@@ -53,7 +56,8 @@ def record_checks(submission: Path, doc: dict) -> None:
     for topic in doc["topics"]:
         for c in topic["checks"]:
             if c["status"] not in ("skipped", "interrupted"):
-                data["checks"][c["id"]] = {"passed": c["status"] == "passed", "at": now}
+                data["checks"][c["id"]] = {"passed": c["status"] == "passed", "at": now, "status": c["status"],
+                                           "function": c["hint"]}
     _save(submission, data)
 
 

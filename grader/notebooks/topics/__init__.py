@@ -1,0 +1,1 @@
+"""Per-topic notebook content: CONCEPT (markdown) and EXPERIMENTS (pairs of markdown and code using `impl`)."""

@@ -1,0 +1,43 @@
+"""Notebook content for kv_cache: memory per sequence and concurrency against context length."""
+
+CONCEPT = """
+During decoding every layer keeps the **keys and values** of all earlier tokens, so that a new token attends to
+them without recomputing them: the KV cache. Per token it holds `2 (K and V) x layers x kv_heads x head_dim x
+bytes per element`. Grouped-query attention (fewer KV heads than query heads) shrinks it, a sliding window caps
+how many tokens a layer keeps, and multi-head latent attention (DeepSeek-V3) caches one small latent instead of a
+K/V pair.
+
+The cache, not the weights, usually decides how many requests a GPU can serve at once: after the weights and
+some reserved memory, the rest is divided into whole sequences. Doubling the context halves the concurrency.
+Read the numbers from a model's Hugging Face `config.json`, the way a serving engine does.
+"""
+
+EXPERIMENTS = [
+    ("""
+### Memory per sequence and concurrency
+
+A Llama-3-8B-like config (32 layers, 8 KV heads of 128) in bf16 on an 80 GB GPU with 16 GB of weights and 4 GB
+reserved: the KV cache of one sequence grows linearly with its context, and the number of sequences that fit
+falls as its inverse. The dashed line is the same model with full multi-head attention (32 KV heads).
+""", """
+config = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
+mha = {**config, "num_key_value_heads": 32}
+lengths = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+GB = 10**9
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+for cfg, style, name in ((config, "-o", "GQA, 8 KV heads"), (mha, "--s", "MHA, 32 KV heads")):
+    left.plot(lengths, [impl.kv_cache_bytes(cfg, n) / GB for n in lengths], style, label=name)
+    right.plot(lengths, [impl.max_concurrent_sequences(cfg, 80 * GB, 16 * GB, n, reserved_bytes=4 * GB)
+                         for n in lengths], style, label=name)
+left.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="KV cache of one sequence (GB)",
+         title="memory per sequence")
+right.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="sequences that fit",
+          title="concurrency on an 80 GB GPU")
+for ax in (left, right):
+    ax.legend()
+    ax.grid(alpha=0.3)
+plt.tight_layout()
+plt.show()
+print("bytes per token:", impl.kv_bytes_per_token(config))
+"""),
+]

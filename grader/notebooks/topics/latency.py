@@ -1,0 +1,58 @@
+"""Notebook content for latency: the critical path drawn on an agent task's graph."""
+
+CONCEPT = """
+An agent's task is a graph of steps: model calls, tool round trips, searches, file reads and edits, test runs.
+A step starts when every step it waits for has ended, and steps with no path between them run in parallel. The
+task's total time is the length of its **critical path**: the chain of steps that takes all of it. Speeding up
+a step off that path changes nothing; speeding up one on it helps until another chain becomes critical.
+
+Some waits are needs (a step uses another's output: `deps`), some are habits (two searches run one after the
+other although neither uses the other's result: `order`). Removing a habit is often the cheapest saving. What
+the user feels first is not the total either: the **first output** is the earliest end among the visible steps.
+Measure a change by what it does to the whole task, and attribute a saving to the one setting that changed.
+"""
+
+EXPERIMENTS = [
+    ("""
+### The critical path of a coding agent's task
+
+Each box is a step, placed at its earliest start and as long as its duration; arrows are `deps` (solid) and
+`order` (dotted). The critical path is red. Below: the same task with the habit of running the two searches one
+after the other dropped.
+""", """
+durations = {"plan": 2.0, "search_code": 1.5, "search_docs": 2.5, "read_file": 0.4, "edit": 3.0,
+             "run_tests": 4.0, "lint": 1.0, "summarize": 1.2}
+deps = {"search_code": ["plan"], "search_docs": ["plan"], "read_file": ["search_code"],
+        "edit": ["read_file", "search_docs"], "run_tests": ["edit"], "lint": ["edit"],
+        "summarize": ["run_tests", "lint"]}
+order = {"search_docs": ["search_code"]}
+
+def draw(ax, order):
+    times = impl.schedule(durations, deps, order)
+    total, path = impl.critical_path(durations, deps, order)
+    rows = {step: i for i, step in enumerate(durations)}
+    on_path = set(zip(path, path[1:]))
+    for step, (start, end) in times.items():
+        ax.broken_barh([(start, end - start)], (rows[step] - 0.3, 0.6),
+                       facecolors="C3" if step in path else "C0", alpha=0.8)
+        ax.text(start + 0.05, rows[step], step, va="center", fontsize=8, color="white")
+    for kind, edges in (("deps", deps), ("order", order or {})):
+        for step, before in edges.items():
+            for b in before:
+                red = (b, step) in on_path
+                ax.annotate("", xy=(times[step][0], rows[step]), xytext=(times[b][1], rows[b]),
+                            arrowprops=dict(arrowstyle="->", color="C3" if red else "gray",
+                                            linestyle="-" if kind == "deps" else ":"))
+    ax.set_yticks([])
+    ax.set_title(f"total {total:.1f} s; critical path: {' -> '.join(path)}", fontsize=9)
+
+fig, axes = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
+draw(axes[0], order)
+draw(axes[1], None)
+axes[1].set_xlabel("seconds")
+plt.tight_layout()
+plt.show()
+change = impl.what_if(durations, deps, {"parallel": ["search_code", "search_docs"]}, order)
+print(f"running the searches in parallel saves {change['saving']:.1f} s")
+"""),
+]

@@ -1,0 +1,69 @@
+"""Notebook content for paged_kv: block tables of three growing requests, a fork sharing blocks, and waste."""
+
+CONCEPT = """
+A serving engine does not know how long an answer will be. Reserving `max_len` slots per request wastes most of
+the memory on slots that are never written. **Paged attention** (vLLM) cuts the KV cache into fixed-size
+**blocks**, like pages of virtual memory: a request gets a new block only when its last one is full, and its
+**block table** maps token positions to physical blocks anywhere in the pool. Waste is at most one partly
+filled block per request.
+
+Blocks are reference-counted, so **forking** a request (parallel sampling, beam search, a shared system prompt)
+shares all of the parent's blocks without copying; the two tables diverge only when one of them writes into a
+shared, partly filled block (copy-on-write) or needs a new block. Freeing a request returns the blocks nobody
+else uses. Decode attention then gathers each sequence's keys and values through its table.
+"""
+
+EXPERIMENTS = [
+    ("""
+### Three growing requests, then a fork
+
+Three requests grow token by token in a pool of 16 blocks of 4 slots; then request 1 is forked into request 3,
+which writes two tokens of its own. Each row is a request, each square a block of its table, labelled with the
+physical block id; blocks shared by the fork are hatched.
+""", """
+alloc = impl.BlockAllocator(num_blocks=16, block_size=4)
+for step in range(11):
+    for seq, every in ((0, 1), (1, 2), (2, 3)):
+        if step % every == 0:
+            alloc.append(seq)
+alloc.fork(1, 3)
+for _ in range(2):
+    alloc.append(3)
+tables = {seq: alloc.block_table(seq) for seq in range(4)}
+owners = {}
+for seq, table in tables.items():
+    for block in table:
+        owners.setdefault(block, set()).add(seq)
+fig, ax = plt.subplots(figsize=(10, 3.8))
+for row, (seq, table) in enumerate(tables.items()):
+    for col, block in enumerate(table):
+        shared = len(owners[block]) > 1
+        ax.add_patch(plt.Rectangle((col, -row - 0.9), 0.9, 0.8, facecolor=f"C{seq}", alpha=0.6,
+                                   hatch="//" if shared else None, edgecolor="black"))
+        ax.text(col + 0.45, -row - 0.5, str(block), ha="center", va="center")
+    ax.text(-0.2, -row - 0.5, f"request {seq} ({alloc.seq_len(seq)} tokens)", ha="right", va="center")
+ax.set_xlim(-3.2, max(len(t) for t in tables.values()) + 0.5)
+ax.set_ylim(-len(tables) - 0.2, 0.2)
+ax.axis("off")
+ax.set_title(f"block tables (hatched: shared after the fork); free blocks left: {alloc.num_free_blocks()} of 16")
+plt.tight_layout()
+plt.show()
+"""),
+    ("""
+### What max-length reservation wastes
+
+The same lengths under a 64-token max-length reservation and under 4-token blocks.
+""", """
+lengths = [alloc.seq_len(seq) for seq in range(4)]
+w = impl.reservation_waste(lengths, max_len=64, block_size=4)
+fig, ax = plt.subplots(figsize=(6, 3.5))
+ax.bar(["max-length", "paged"], [w["used"], w["used"]], label="used", color="C2")
+ax.bar(["max-length", "paged"], [w["waste_max"], w["waste_paged"]], bottom=[w["used"], w["used"]],
+       label="reserved, unused", color="lightgray")
+ax.set_ylabel("token slots")
+ax.legend()
+ax.set_title(f"lengths {lengths}")
+plt.tight_layout()
+plt.show()
+"""),
+]
