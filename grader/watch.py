@@ -151,9 +151,9 @@ def suggest(folder: Path, after: str | None = None) -> str | None:
     done = progress.load(folder)["checks"]
     order = topic_registry.all_topics()
     start = order.index(after) + 1 if after in order else 0
-    for topic in order[start:] + order[:start]:
+    for topic in [t for t in order[start:] + order[:start] if t != after]:
         seen = [v["passed"] for k, v in done.items() if k.startswith(f"{topic}.")]
-        if topic != after and not (seen and all(seen)):
+        if not (seen and all(seen)):
             return topic
     return None
 

@@ -21,6 +21,8 @@ are written and the reference's where they are not yet, and say which. A functio
 later functions: until you write that one, they report it as not started. `infergrade.check("{topic}")` runs
 every public check of the topic."""
 
+SETUP = "import grader.notebooks as infergrade\n\ninfergrade.start()  # the checking process warms up while you read"
+
 
 def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
     """The notebook of `topic`, its function cells taken from `source` (the stub by default)."""
@@ -31,8 +33,7 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
     contract = (ast.get_docstring(ast.parse(stub.read_text())) or topic).strip()
     cells = [new_markdown_cell(f"# {topic}\n\n{content.CONCEPT.strip()}"),
              new_markdown_cell(HOW.format(topic=topic)),
-             new_code_cell("import grader.notebooks as infergrade\n\ninfergrade.start()  # the checking process warms up "
-                           "while you read", metadata={"tags": ["setup"]}),
+             new_code_cell(SETUP, metadata={"tags": ["setup"]}),
              new_markdown_cell(f"## The exercise\n\n```text\n{contract}\n```"),
              new_code_cell(f"{MODULE_MARK.format(topic=topic)} (imports, helpers)\n{parts['']}",
                            metadata={"tags": [topic]})]

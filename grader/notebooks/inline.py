@@ -32,8 +32,8 @@ class Report:
         text = summary(self.doc) if self.statuses else f"{self.target}: no checks of its own"
         if self.doc["status"] != "completed":
             text += f"\nthe checks did not complete: {self.doc['error']}"
-        data = {"target": self.target, "status": self.doc["status"], "statuses": self.statuses, "waiting_for": self.waiting,
-                "score": self.doc["score"], "max_score": self.doc["max_score"]}
+        data = {"target": self.target, "status": self.doc["status"], "statuses": self.statuses,
+                "waiting_for": self.waiting, "score": self.doc["score"], "max_score": self.doc["max_score"]}
         return {"text/plain": text, MIME: data}
 
 

@@ -37,8 +37,9 @@ m = impl.attention_memory_bytes(T, T, 32, bq, bk)
 ax.set_xlim(0, T // bk)
 ax.set_ylim(-T // bq, 0)
 ax.set(xlabel="key tile", ylabel="query tile",
-       title=f"causal: tiles computed (striped: masked inside)\\nin fast memory: one tile {m['tiled_scores'] // 1024} KiB "
-             f"+ state {m['tiled_state'] // 1024} KiB;\\nnever stored: the {m['naive_scores'] // 1024} KiB T x T scores")
+       title=f"causal: tiles computed (striped: masked inside)\\nin fast memory: one tile "
+             f"{m['tiled_scores'] // 1024} KiB + state {m['tiled_state'] // 1024} KiB;\\n"
+             f"never stored: the {m['naive_scores'] // 1024} KiB T x T scores")
 ax.set_xticks([])
 ax.set_yticks([])
 plt.show()

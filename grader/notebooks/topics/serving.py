@@ -18,7 +18,7 @@ EXPERIMENTS = [
 ### Throughput against p99 TTFT
 
 A mixed workload (chat with short prompts, summaries with long prompts and short answers, long generations)
-arriving at about 12 requests per second, run under continuous and static batching with `max_num_seqs` from
+arriving at about 6 requests per second, run under continuous and static batching with `max_num_seqs` from
 1 to 64. Each point is one setting, labelled with `max_num_seqs`.
 """, """
 import random
@@ -26,7 +26,7 @@ import random
 rng = random.Random(0)
 requests, t = [], 0.0
 for i in range(240):
-    t += rng.expovariate(12.0)
+    t += rng.expovariate(6.0)
     kind = rng.choice(["chat", "summary", "generation"])
     prompt, output = {"chat": (200, 120), "summary": (3000, 60), "generation": (300, 600)}[kind]
     requests.append({"id": i, "arrival": t, "prompt_tokens": rng.randint(prompt // 2, prompt),
