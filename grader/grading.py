@@ -100,14 +100,14 @@ def now() -> str:
 
 
 def grade(submission: Path, topics: list[str], hidden: bool, seed: int, record_goldens: bool = False,
-          with_progress: bool = True, deadline_s: float | None = None) -> dict:
+          with_progress: bool = True, deadline_s: float | None = None, only: set[str] | None = None) -> dict:
     """Grade `topics` of the submission folder; always returns a valid document (status error if it could not)."""
     started, t0 = now(), time.monotonic()
     mode = "hidden" if hidden else "public"
     try:
         if interrupt.received():  # while the command line was starting: nothing was graded
             raise interrupt.received()
-        run = run_checks(submission, topics, hidden, seed, record_goldens, deadline_s=deadline_s)
+        run = run_checks(submission, topics, hidden, seed, record_goldens, deadline_s=deadline_s, only=only)
         doc = build(run.results, topics, submission, mode, seed, started, time.monotonic() - t0,
                     progress=progress.summary(submission) if with_progress else None,
                     interrupted=run.interrupted.reason if run.interrupted else None)

@@ -244,3 +244,12 @@ def test_a_signal_while_the_grader_starts_is_an_interrupted_run(tmp_path):
     doc = json.loads(out.read_text())
     assert problems(doc) == [] and doc["status"] == "interrupted" and "SIGTERM" in doc["error"]
     assert doc["score"] == 0                    # nothing was graded: never a silent pass
+
+
+def test_pytest_options_from_the_environment_do_not_change_what_is_graded(tmp_path):
+    out = tmp_path / "r.json"
+    env = {**os.environ, "PYTEST_ADDOPTS": "-k no_such_check -p no:infergrade"}
+    subprocess.run([sys.executable, "-m", "grader", "check", "kv_cache", "--submission", SOLUTIONS_DIR, "--out",
+                    out], env=env, cwd=tmp_path, capture_output=True, timeout=300)
+    doc = json.loads(out.read_text())
+    assert doc["topics"][0]["checks"] and doc["score"] == doc["max_score"] > 0
