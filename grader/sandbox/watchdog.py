@@ -19,7 +19,7 @@ import os
 import signal
 import time
 
-INTERVAL = 0.004
+INTERVAL = 0.01
 PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
 TASKS = 128  # processes and threads together: a submission needs a few; torch runs one thread per child
 GENERATION, SEEN, PEAK, KILLED, CAP = range(5)
