@@ -28,11 +28,10 @@ MIN_PNG_SIDE = 200
 FIGURES = Path(os.environ["INFERGRADE_FIGURES"]) if os.environ.get("INFERGRADE_FIGURES") else None  # keep them
 
 
-def _execute(topic: str, variant: str, out: Path) -> nbformat.NotebookNode:
+def _execute(topic: str, variant: str, nb: nbformat.NotebookNode, out: Path) -> nbformat.NotebookNode:
     folder = out / variant
     folder.mkdir(exist_ok=True)
     folder.chmod(0o755)
-    nb = build(topic, SOLUTIONS_DIR / f"{topic}.py" if variant == "solutions" else None)
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(folder)}}).execute()
     nbformat.write(nb, str(folder / f"{topic}.ipynb"))
@@ -48,8 +47,11 @@ def executed(tmp_path_factory):
     (FIGURES or out / "png").mkdir(parents=True, exist_ok=True)
     jobs = [(t, v) for t in topics.all_topics() for v in VARIANTS]
     start = time.monotonic()
+    # Built here, one at a time: CPython 3.11 can raise "AST constructor recursion depth mismatch" when threads
+    # parse at once (the builder reads the stubs with ast); the kernels then run two at a time.
+    built = [build(t, SOLUTIONS_DIR / f"{t}.py" if v == "solutions" else None) for t, v in jobs]
     with ThreadPoolExecutor(WORKERS) as pool:
-        done = dict(zip(jobs, pool.map(lambda job: _execute(*job, out), jobs)))
+        done = dict(zip(jobs, pool.map(lambda job, nb: _execute(*job, nb, out), jobs, built)))
     print(f"\n{len(jobs)} notebooks executed in {time.monotonic() - start:.1f} s; figures in {FIGURES or out / 'png'}")
     return done
 
