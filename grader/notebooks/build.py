@@ -46,7 +46,9 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
         if name in checked:
             cells.append(new_code_cell(f'infergrade.check("{topic}.{name}")', metadata={"tags": ["check"]}))
     cells.append(new_markdown_cell("## Experiments"))
-    cells.append(new_code_cell(f'import matplotlib.pyplot as plt\n\nimpl = infergrade.implementations("{topic}")',
+    # `%matplotlib inline` first: with matplotlib 3.8 the kernel's first figure otherwise shows as text only.
+    cells.append(new_code_cell(f'%matplotlib inline\nimport matplotlib.pyplot as plt\n\n'
+                               f'impl = infergrade.implementations("{topic}")',
                                metadata={"tags": ["experiment"]}))
     for intro, code in content.EXPERIMENTS:
         cells.append(new_markdown_cell(intro.strip()))
