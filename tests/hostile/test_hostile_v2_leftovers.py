@@ -10,9 +10,6 @@ import uuid
 
 import pytest
 
-from grader.engine.runner import zygote
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
@@ -58,25 +55,15 @@ def find(key):
 '''
 
 
-def sandboxed(tmp_path, source: str) -> Submission:
-    folder = tmp_path / "sub"
-    folder.mkdir(exist_ok=True)
-    (folder / "demo.py").write_text(source)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    sub = Submission(ChildPool(zygote()), config)
-    sub.set_timeout(20)
-    return sub
-
-
 def _host_processes_named(name: str) -> int:
     out = subprocess.run(["ps", "-eo", "comm"], capture_output=True, text=True).stdout
     return sum(1 for line in out.splitlines() if line.strip() == name)
 
 
 @linux_only
-def test_detached_processes_end_with_the_child(tmp_path):
+def test_detached_processes_end_with_the_child(sandboxed):
     name = "rt" + uuid.uuid4().hex[:10]
-    sub = sandboxed(tmp_path, PROBES)
+    sub = sandboxed(PROBES)
     sub.ping()
     if not sub.isolation.get("pid_namespace"):
         pytest.skip("no PID namespace here")
@@ -93,14 +80,14 @@ def test_detached_processes_end_with_the_child(tmp_path):
 
 
 @linux_only
-def test_ipc_objects_and_files_do_not_reach_the_next_child(tmp_path):
+def test_ipc_objects_and_files_do_not_reach_the_next_child(sandboxed):
     key = 0x5EED0000 + int(uuid.uuid4().hex[:4], 16)
-    first = sandboxed(tmp_path, PROBES)
+    first = sandboxed(PROBES)
     first.ping()
     if not (first.isolation.get("ipc_namespace") and first.isolation.get("private_root")):
         pytest.skip("no IPC namespace or private root here")
     assert "file" in first.leave(key)  # System V objects are refused outright in the sandbox's IPC namespace
-    second = sandboxed(tmp_path, PROBES)
+    second = sandboxed(PROBES)
     assert second.find(key) == []  # while the first is still alive
     first.close()
     assert second.find(key) == []

@@ -7,9 +7,6 @@ import sys
 
 import pytest
 
-from grader.engine.runner import zygote
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
@@ -82,19 +79,9 @@ def syscalls():
 '''
 
 
-def sandboxed(tmp_path, source: str) -> Submission:
-    folder = tmp_path / "sub"
-    folder.mkdir(exist_ok=True)
-    (folder / "demo.py").write_text(source)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    sub = Submission(ChildPool(zygote()), config)
-    sub.set_timeout(20)
-    return sub
-
-
 @pytest.fixture
-def sub(tmp_path):
-    s = sandboxed(tmp_path, PROBES)
+def sub(sandboxed):
+    s = sandboxed(PROBES)
     s.ping()
     if not s.isolation.get("private_root"):
         pytest.skip("no private root here")

@@ -3,7 +3,6 @@
 The speculative models are served over the channel: the child holds a proxy whose every call runs in the grader.
 Each attack below worked, or would have worked, while the models counted their own calls inside the child.
 """
-from grader.grading import grade
 from grader.sandbox.policy import REPO
 
 SOLUTION = (REPO / "solutions" / "speculative.py").read_text()
@@ -88,34 +87,26 @@ torch.multinomial = _global_multinomial
 '''
 
 
-def grade_source(tmp_path, name: str, source: str) -> dict:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "speculative.py").write_text(source)
-    doc = grade(folder, ["speculative"], hidden=False, seed=5, with_progress=False)
-    return {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
-
-
-def test_rewriting_the_counts_does_not_hide_one_target_call_per_token(tmp_path):
-    checks = grade_source(tmp_path, "reset", SOLUTION + PER_TOKEN + RESET_COUNTS)
+def test_rewriting_the_counts_does_not_hide_one_target_call_per_token(graded_speculative):
+    checks = graded_speculative("reset", SOLUTION + PER_TOKEN + RESET_COUNTS)
     for name in ("generate_one_target_call_per_iteration", "generate_stats_add_up"):
         assert checks[name]["status"] == "failed"
     assert checks["generate_one_target_call_per_iteration"]["misconception"] == "one_target_call_per_token"
 
 
-def test_forged_calls_to_the_models_are_refused_and_answer_nothing(tmp_path):
-    checks = grade_source(tmp_path, "forged", SOLUTION + FORGED_CALLS)
+def test_forged_calls_to_the_models_are_refused_and_answer_nothing(graded_speculative):
+    checks = graded_speculative("forged", SOLUTION + FORGED_CALLS)
     generate = [c for c in checks.values() if c["hint"] == "speculative.speculative_generate"]
     assert generate and all(c["status"] == "passed" for c in generate), [c["message"] for c in generate]
 
 
-def test_a_replaced_factory_is_not_the_one_the_checks_use(tmp_path):
-    checks = grade_source(tmp_path, "factory", SOLUTION + REPLACED_FACTORY)
+def test_a_replaced_factory_is_not_the_one_the_checks_use(graded_speculative):
+    checks = graded_speculative("factory", SOLUTION + REPLACED_FACTORY)
     assert all(c["status"] == "passed" for c in checks.values()), \
         [c["message"] for c in checks.values() if c["status"] != "passed"]
 
 
-def test_the_global_generator_is_caught_whatever_the_submission_reseeds(tmp_path):
-    checks = grade_source(tmp_path, "global", SOLUTION + GLOBAL_RNG)
+def test_the_global_generator_is_caught_whatever_the_submission_reseeds(graded_speculative):
+    checks = graded_speculative("global", SOLUTION + GLOBAL_RNG)
     assert checks["generate_uses_generator"]["status"] == "failed"
     assert checks["verify_bonus_token"]["status"] == "passed"    # a neighbouring check keeps its points

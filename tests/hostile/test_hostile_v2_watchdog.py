@@ -9,11 +9,10 @@ import time
 
 import pytest
 
-from grader.engine.runner import zygote
 from grader.grading import grade
 from grader.sandbox import watchdog
-from grader.sandbox.policy import REPO, sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission
+from grader.sandbox.policy import REPO
+from grader.sandbox.remote import ChildFailure
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 GIB = 2**30
@@ -84,19 +83,9 @@ def test_a_helper_process_does_not_hide_the_full_score_matrix(tmp_path):
     assert checks["bad_arguments"]["status"] == "passed"                  # a neighbour keeps its points
 
 
-def sandboxed(tmp_path, memory_bytes: int) -> Submission:
-    folder = tmp_path / "sub"
-    folder.mkdir(exist_ok=True)
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, memory_bytes, 2**20), "topic": "demo", "forbidden": []}
-    sub = Submission(ChildPool(zygote()), config)
-    sub.set_timeout(40)
-    return sub
-
-
 @linux_only
-def test_workers_cannot_share_out_more_memory_than_one_sandbox_has(tmp_path):
-    sub = sandboxed(tmp_path, 2 * GIB)
+def test_workers_cannot_share_out_more_memory_than_one_sandbox_has(sandboxed):
+    sub = sandboxed(PROBES, 2 * GIB, timeout=40)
     sub.ping()
     if not sub.isolation.get("watchdog"):
         pytest.skip("no watchdog here (no private root)")
@@ -108,8 +97,8 @@ def test_workers_cannot_share_out_more_memory_than_one_sandbox_has(tmp_path):
 
 
 @linux_only
-def test_a_swarm_of_processes_is_killed(tmp_path):
-    sub = sandboxed(tmp_path, 64 * GIB)       # counted per process, their shared pages would pass any memory cap
+def test_a_swarm_of_processes_is_killed(sandboxed):
+    sub = sandboxed(PROBES, 64 * GIB, timeout=40)  # counted per process, their shared pages pass any cap
     sub.ping()
     if not sub.isolation.get("watchdog"):
         pytest.skip("no watchdog here (no private root)")

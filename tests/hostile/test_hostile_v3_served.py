@@ -19,7 +19,6 @@ import subprocess
 import sys
 import textwrap
 
-from grader.grading import grade
 from grader.sandbox.policy import REPO
 
 SOLUTION = (REPO / "solutions" / "speculative.py").read_text()
@@ -42,7 +41,7 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, generator
     return _generate(target, draft, prompt, max_new_tokens, gamma, generator)
 '''
 
-# The first call of the run floods the target's score log for 9 s (the call timeout is 10 s), then every call does the real work.
+# The first call floods the target's score log for 9 s (the call timeout is 10 s), then every call does the real work.
 FLOOD = '''
 import time as _time
 
@@ -60,16 +59,8 @@ def speculative_generate(target, draft, prompt, max_new_tokens, gamma, generator
 '''
 
 
-def grade_source(tmp_path, name: str, source: str) -> dict:
-    folder = tmp_path / name
-    folder.mkdir()
-    (folder / "speculative.py").write_text(source)
-    doc = grade(folder, ["speculative"], hidden=False, seed=5, with_progress=False)
-    return {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
-
-
-def test_odd_arguments_to_a_served_model_are_the_submissions_error_not_the_graders(tmp_path):
-    checks = grade_source(tmp_path, "odd", SOLUTION + ODD_ARGUMENTS)
+def test_odd_arguments_to_a_served_model_are_the_submissions_error_not_the_graders(graded_speculative):
+    checks = graded_speculative("odd", SOLUTION + ODD_ARGUMENTS)
     assert not [c["id"] for c in checks.values() if c.get("internal_error") or "grader error" in c["message"]]
     generate = [c for c in checks.values() if c["hint"] == "speculative.speculative_generate"]
     assert generate and all(c["status"] == "passed" for c in generate), [c["message"] for c in generate]

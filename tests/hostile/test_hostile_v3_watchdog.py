@@ -13,9 +13,7 @@ import time
 
 import pytest
 
-from grader.engine.runner import zygote
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission
+from grader.sandbox.remote import ChildFailure
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 GIB = 2**30
@@ -85,19 +83,9 @@ def ping():
 '''
 
 
-def sandboxed(tmp_path, memory_bytes: int) -> Submission:
-    folder = tmp_path / "sub"
-    folder.mkdir(exist_ok=True)
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, memory_bytes, 2**20), "topic": "demo", "forbidden": []}
-    sub = Submission(ChildPool(zygote()), config)
-    sub.set_timeout(40)
-    return sub
-
-
 @linux_only
-def test_workers_that_make_themselves_unreadable_still_count(tmp_path):
-    sub = sandboxed(tmp_path, 1 * GIB)
+def test_workers_that_make_themselves_unreadable_still_count(sandboxed):
+    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
     sub.ping()
     if not sub.isolation.get("watchdog"):
         pytest.skip("no watchdog here (no private root)")
@@ -106,14 +94,14 @@ def test_workers_that_make_themselves_unreadable_still_count(tmp_path):
         sub.hold_unreadable(2, 0.75)          # 1.5 GiB in two non-dumpable processes, each under its headroom
     assert time.monotonic() - started < 20    # killed when the sum passed the cap, not at the end of the call
     sub.close()
-    after = sandboxed(tmp_path, 1 * GIB)
+    after = sandboxed(PROBES, 1 * GIB, timeout=40)
     assert after.ping() is True               # the next child starts as usual
     after.close()
 
 
 @linux_only
-def test_system_v_shared_memory_is_refused(tmp_path):
-    sub = sandboxed(tmp_path, 1 * GIB)
+def test_system_v_shared_memory_is_refused(sandboxed):
+    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
     sub.ping()
     if not sub.isolation.get("ipc_namespace"):
         pytest.skip("no IPC namespace here")
@@ -123,8 +111,8 @@ def test_system_v_shared_memory_is_refused(tmp_path):
 
 
 @linux_only
-def test_the_dumpable_submission_reaches_nothing_of_pid_1(tmp_path):
-    sub = sandboxed(tmp_path, 1 * GIB)
+def test_the_dumpable_submission_reaches_nothing_of_pid_1(sandboxed):
+    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
     sub.ping()
     if not sub.isolation.get("pid_namespace"):
         pytest.skip("no PID namespace here")

@@ -22,15 +22,6 @@ SAMPLING = (REPO / "solutions" / "sampling.py").read_text()
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
 
-def sandboxed(folder, source: str, zygote_=None) -> Submission:
-    folder.mkdir(exist_ok=True)
-    (folder / "demo.py").write_text(source)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    sub = Submission(ChildPool(zygote_ or zygote()), config)
-    sub.set_timeout(20)
-    return sub
-
-
 def walls(sub) -> dict:
     sub.ping()
     return sub.isolation
@@ -101,7 +92,7 @@ def whoami():
 
 
 @linux_only
-def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path):
+def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path, sandboxed):
     path = str(tmp_path / "bait.sock")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -117,7 +108,7 @@ def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path):
             pass
     thread = threading.Thread(target=accept)
     thread.start()
-    sub = sandboxed(tmp_path / "sub", PROBES)
+    sub = sandboxed(PROBES)
     with pytest.raises(SubmissionRaised):
         sub.connect(path)
     assert sub.families() == []
@@ -128,12 +119,12 @@ def test_a_listening_unix_socket_on_the_host_cannot_be_reached(tmp_path):
 
 
 @linux_only
-def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path):
+def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path, sandboxed):
     marker = tmp_path.parent / f"infergrade-bait-{uuid.uuid4().hex}"
     marker.write_text("host secret")
     sleeper = subprocess.Popen(["sleep", "30"])
     try:
-        sub = sandboxed(tmp_path / "sub", PROBES)
+        sub = sandboxed(PROBES)
         if not walls(sub).get("private_root"):
             pytest.skip("the kernel refused a private root here")
         for path in (str(marker), "/etc/shadow", "/run", "/dev/shm", "/home", str(REPO / ".git"),
@@ -149,15 +140,15 @@ def test_the_host_filesystem_and_processes_are_out_of_sight(tmp_path):
 
 
 @linux_only
-def test_writes_go_to_a_private_size_limited_tmp(tmp_path):
-    sub = sandboxed(tmp_path / "sub", PROBES)
+def test_writes_go_to_a_private_size_limited_tmp(sandboxed):
+    sub = sandboxed(PROBES)
     report = walls(sub)
     if not report.get("private_root"):
         pytest.skip("the kernel refused a private root here")
     written = sub.fill_tmp(report["tmp_bytes"] // 2**20 + 16)
     assert 0 < written < report["tmp_bytes"] // 2**20 + 1  # it ran out of room, not of files
     sub.close()
-    other = sandboxed(tmp_path / "sub", PROBES)
+    other = sandboxed(PROBES)
     assert not other.exists("/tmp/fill0")  # each child has its own
     other.close()
 
@@ -197,14 +188,14 @@ def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_pa
 
 
 @linux_only
-def test_a_refused_private_root_still_grades_and_says_so(open_folder, monkeypatch):
+def test_a_refused_private_root_still_grades_and_says_so(open_folder, monkeypatch, sandboxed):
     def refuse(*args, **kwargs):
         raise mounts.MountError(1, "refused for this test")
 
     monkeypatch.setattr(mounts, "build_root", refuse)
     refused = Zygote()  # forked now: its children inherit the refusal
     try:
-        sub = sandboxed(open_folder, PROBES, refused)
+        sub = sandboxed(PROBES, folder=open_folder, zygote_=refused)
         report = walls(sub)
         assert report["private_root"] is False and "private-root" not in _level(report)
         assert os.getuid() != 0 or (report["host_uid"] != 0 and sub.whoami() != 0)  # never root, walls or not
@@ -216,12 +207,12 @@ def test_a_refused_private_root_still_grades_and_says_so(open_folder, monkeypatc
 
 
 @linux_only
-def test_a_folder_of_many_tiny_files_cannot_knock_down_the_private_root(tmp_path):
+def test_a_folder_of_many_tiny_files_cannot_knock_down_the_private_root(tmp_path, sandboxed):
     folder = tmp_path / "sub"
     (folder / "data").mkdir(parents=True)
     for i in range(9000):  # 9 KB of data, 35 MiB of tmpfs pages
         (folder / "data" / f"f{i}.txt").write_text("x")
-    sub = sandboxed(folder, PROBES)
+    sub = sandboxed(PROBES, folder=folder)
     report = walls(sub)
     assert report["private_root"] is True and (os.getuid() != 0 or sub.whoami() != 0)
     sub.close()
@@ -257,8 +248,8 @@ def memfd():
 
 
 @linux_only
-def test_processes_shared_memory_and_memfds_are_capped(tmp_path):
-    sub = sandboxed(tmp_path / "sub", FORKING)
+def test_processes_shared_memory_and_memfds_are_capped(sandboxed):
+    sub = sandboxed(FORKING)
     report = walls(sub)
     if report.get("watchdog"):  # PID 1 counts every task of the sandbox and kills them all past its cap
         with pytest.raises(ChildFailure, match="processes and threads"):
@@ -287,13 +278,13 @@ def test_the_isolation_reached_is_recorded_layer_by_layer():
         assert layer in isolation, layer
 
 
-def test_the_interpreter_and_its_packages_stay_readable_wherever_they_live(tmp_path):
+def test_the_interpreter_and_its_packages_stay_readable_wherever_they_live(sandboxed):
     """A venv below the host's /tmp (as CI makes them) is bound on top of the private /tmp, not hidden by it."""
     from importlib import metadata
 
-    sub = sandboxed(tmp_path / "sub", PROBES + "\n\ndef version(name):\n"
-                                               "    from importlib import metadata\n"
-                                               "    return metadata.version(name)\n")
+    sub = sandboxed(PROBES + "\n\ndef version(name):\n"
+                             "    from importlib import metadata\n"
+                             "    return metadata.version(name)\n")
     assert sub.version("numpy") == metadata.version("numpy") and sub.version("torch") == metadata.version("torch")
     sub.close()
 
@@ -315,8 +306,8 @@ def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path):
     sub.close()
 
 
-def test_no_setuid_program_can_raise_the_submissions_rights(tmp_path):
-    sub = sandboxed(tmp_path / "sub", PROBES + "\n\ndef status():\n    return open('/proc/self/status').read()\n")
+def test_no_setuid_program_can_raise_the_submissions_rights(sandboxed):
+    sub = sandboxed(PROBES + "\n\ndef status():\n    return open('/proc/self/status').read()\n")
     report = walls(sub)
     assert "NoNewPrivs:\t1" in sub.status()
     if report.get("private_root"):
