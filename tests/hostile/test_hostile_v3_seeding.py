@@ -6,8 +6,8 @@ sample_generator_only) restart the child with another global seed and compare. A
 `torch.manual_seed(0)` at its top (a common habit) undid that: it ignored the generator it was given, drew from the
 global one, and scored 30/30 on speculative in public mode. Fixed in grader/sandbox/child.py: the globals are
 seeded again after the import. A submission that reseeds inside each call is caught by the check itself: it also
-runs four generator seeds in one child and requires different tokens (speculative; decoding's and sampling's
-generator checks do not yet, their models' entropy being drawn at random).
+runs four generator seeds in one child and requires different tokens (as decoding's and sampling's generator
+checks now do: test_hostile_private_generators.py).
 """
 from grader.grading import grade
 from grader.sandbox.policy import REPO

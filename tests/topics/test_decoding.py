@@ -134,6 +134,14 @@ def test_sampling_sizing():
         assert pass_bound(distribution.RUNS, alt, bounds) <= bound, name
 
 
+def test_generator_check_sizing():
+    """sample_generator_only's figures (distribution.py): two runs of OWN_TOKENS tokens agree with probability
+    sum(law**2)**OWN_TOKENS, four runs with sum(law**4)**OWN_TOKENS."""
+    law = ref.filtered_law(cases.SAMPLE_LOGITS, **cases.SAMPLE_SETTINGS)
+    assert float((law**2).sum()) ** distribution.OWN_TOKENS < 2.1e-9
+    assert float((law**4).sum()) ** distribution.OWN_TOKENS < 5e-24
+
+
 # --- the solution against the reference -------------------------------------------------------------------------
 
 @QUICK

@@ -294,6 +294,15 @@ def test_reference_empirical_distribution_never_draws_probability_zero():
     assert bool((out[probs == 0] == 0).all()) and out[1, 4] == 1
 
 
+def test_generator_check_bounds():
+    """empirical_distribution_generator_only's figures: the largest Multinomial(500, 1/9) probability bounds the
+    chance that two independent runs give equal counts in a row (sum of P(c)**2 <= max P(c))."""
+    counts = [56] * 5 + [55] * 4  # the mode: 500 draws spread as evenly as they go over 9 tokens
+    mode = torch.distributions.Multinomial(500, torch.full((9,), 1 / 9, dtype=torch.float64))
+    largest = float(mode.log_prob(torch.tensor(counts, dtype=torch.float64)).exp())
+    assert largest < 1.96e-10 and largest**2 < 3.9e-20 and largest**6 < 1e-58
+
+
 def test_probe_bound_makes_without_replacement_fail_surely():
     # frequencies.py: P(count <= 1) for the probe's big token, at its worst (fewest draws, smallest mass)
     n, q0 = frequencies.PROBE_MIN_DRAWS, frequencies.PROBE_MIN_MASS

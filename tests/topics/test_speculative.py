@@ -270,6 +270,14 @@ def test_mismatch_rows_are_shifts_so_every_prompt_token_is_equally_hard():
             assert torch.equal(rows[t], rows[0].roll(t))
 
 
+def test_generator_check_bounds():
+    """generate_uses_generator's figures: the target law of every 'mismatch' row is a shift of row 0, so runs of
+    12 tokens agree with probability at most sum(p**m)**12 for m runs."""
+    law = toys.table("mismatch", "target")[0]
+    assert torch.equal(law.sort(descending=True).values[:3] * 16, torch.tensor([8.0, 4, 4], dtype=torch.float64))
+    assert float((law**3).sum()) ** 12 < 2.2e-10 and float((law**4).sum()) ** 12 < 1.5e-14
+
+
 # --- exact laws, the binomial test and the statistical checks' sizing ----------------------------------------
 
 @pytest.mark.parametrize("prompt", [[], [0], [2, 3]])

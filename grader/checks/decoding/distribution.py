@@ -13,6 +13,13 @@ Sizing, with RUNS = 150 (tests/topics/test_decoding.py recomputes every figure):
   - picks the most likely token every time passes with probability 0;
 so each is caught with probability > 1 - 1e-6. 150 runs cost about two model round trips each.
 
+Generator only. OWN_TOKENS new tokens of sample_decode on the same model from a fresh generator: a token
+repeats between two independent runs with probability sum(law**2) = 0.368 and all four of four runs agree on
+it with probability sum(law**4) = 0.061, so two runs give the same tokens with probability 0.368**20 < 2.1e-9 and
+four runs with 0.061**20 < 5e-24 (tests/topics/test_decoding.py recomputes both). A sampler that keeps a
+generator of its own gives other tokens the second time it gets the same seed, and one that makes a fresh one in
+each call gives the same tokens for every seed: each is caught with probability > 1 - 1e-6.
+
 Leaving the loop. LOOP_RUNS calls of sample_decode on the loop model (models.py) from "I think that", 12 new
 tokens at temperature 1: one run repeats "I think that" four times with probability (0.5 * 0.95 * 0.95)**4 =
 0.0415, so all LOOP_RUNS = 6 runs do with probability 0.0415**6 < 6e-9: a correct sampler leaves the loop in some
@@ -28,6 +35,7 @@ from grader.engine import fail, reference
 
 RUNS = 150
 LOOP_RUNS = 6
+OWN_TOKENS = 20
 FALSE_FAIL = 1e-6
 
 
@@ -75,3 +83,22 @@ def expect_filtered_law(sub, prompt: list, order: list[int], seed: int, law: tor
         fail(f"{what}: first-token counts {counts} are not those of the filtered distribution "
              f"{[round(p, 3) for p in law.tolist()]}; out of range: {shown}. A correct sampler fails this with "
              f"probability < 1e-6")
+
+
+def expect_own_generator(sub, seed: int) -> None:
+    """Fail unless, in this one child, a generator seeded alike gives the same OWN_TOKENS tokens twice and four
+    seeds do not all give the same ones."""
+    what = (f"sample_decode(model, prompt=[1], max_new_tokens={OWN_TOKENS}, generator, temperature=0.6, top_k=4, "
+            f"top_p=0.85) with logits {SAMPLE_LOGITS}")
+
+    def tokens(generator_seed: int) -> list[int]:
+        model, generator = offer(sub, constant_model(SAMPLE_LOGITS)), sub.make(toys.generator, generator_seed)
+        return decoded(sub.sample_decode(model, [1], OWN_TOKENS, generator, **SAMPLE_SETTINGS), what)[0]
+
+    first = tokens(seed)
+    if tokens(seed) != first:
+        fail(f"{what} twice in one process, each with a fresh generator seeded {seed}, gave different tokens: keep "
+             f"no random state of your own; draw every random number from `generator`")
+    if all(tokens(seed + k) == first for k in (1, 2, 3)):
+        fail(f"{what} with generators seeded {seed} to {seed + 3} gave the same tokens {first} every time; a sampler "
+             f"that draws from `generator` does so with probability < 5e-24")

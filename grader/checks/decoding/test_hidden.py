@@ -5,7 +5,7 @@ import random
 
 from grader import toys
 from grader.checks.decoding import draws
-from grader.checks.decoding.distribution import expect_filtered_law, sample_law
+from grader.checks.decoding.distribution import expect_filtered_law, expect_own_generator, sample_law
 from grader.checks.decoding.expect import (
     decoded,
     expect_beams,
@@ -72,7 +72,8 @@ def test_sample_distribution_fresh_seed(sub, seed):
 
 
 @check("sample_generator_only", points=2, hint="sample_decode",
-       title="sample_decode's output depends on its generator only, not on global random state; bad filters")
+       title="sample_decode's output depends on its generator only, not on global random state or a generator "
+             "of its own; bad filters")
 def test_sample_generator_only(sub, seed):
     r = random.Random(seed)
     spec, prompt, settings = draws.ngram_spec(r, (5, 9), (2, 3)), [1], draws.filters(r)
@@ -88,6 +89,7 @@ def test_sample_generator_only(sub, seed):
     if run() != first:
         fail("sample_decode with a generator seeded alike gave different tokens in two processes whose global "
              "random generators were seeded differently: draw only from the generator you are given")
+    expect_own_generator(sub, seed)
     model = offer(sub, NGramModel(*spec))
     generator = sub.make(toys.generator, seed)
     for name, filtering in (("temperature", (-r.random(), None, None)), ("top_k", (1.0, 0, None)),

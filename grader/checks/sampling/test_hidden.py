@@ -276,7 +276,8 @@ def test_empirical_distribution_random(sub, rng, seed):
 
 @check("empirical_distribution_generator_only", points=2, hint="empirical_distribution",
        title="empirical_distribution draws only from its generator: the same seed gives the same frequencies in "
-             "processes whose global random generators were seeded differently")
+             "processes whose global random generators were seeded differently, and in one process; other seeds "
+             "give other frequencies")
 def test_empirical_distribution_generator_only(sub, rng, seed):
     probs = torch.softmax(torch.randn(2, 9, generator=rng, dtype=torch.float64), dim=-1)
     what = "empirical_distribution(probs [2, 9], num_samples=500, generator)"
@@ -288,6 +289,24 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
     if not torch.equal(*results):
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
              f"runs, returned different frequencies; draw every random number from `generator`")
+    # In this one child: a generator of its own that the submission keeps (seeded once at import) passes the
+    # above, and gives other frequencies the second time. Uniform rows: two independent runs give equal counts
+    # with probability <= the largest Multinomial(500, 1/9) probability per row, 1.95e-10, so <= 3.9e-20 for both
+    # rows; four seeds all give the same counts with probability < 1e-58 (bounds in tests/topics/test_sampling.py).
+    uniform = torch.full((2, 9), 1 / 9, dtype=torch.float64)
+    uniform_what = "empirical_distribution(uniform probs [2, 9], num_samples=500, generator)"
+
+    def counts(generator_seed: int) -> torch.Tensor:
+        out = sub.empirical_distribution(uniform, 500, sub.make(toys.generator, generator_seed))
+        return counts_of(out, uniform, 500, uniform_what)
+
+    first = counts(seed)
+    if not torch.equal(counts(seed), first):
+        fail(f"{uniform_what} twice in one process, each with a fresh generator seeded {seed}, returned different "
+             f"frequencies: keep no random state of your own; draw every random number from `generator`")
+    if all(torch.equal(counts(seed + k), first) for k in (1, 2, 3)):
+        fail(f"{uniform_what} with generators seeded {seed} to {seed + 3} returned the same frequencies every time; "
+             f"a sampler that draws from `generator` does so with probability < 1e-58")
 
 
 @check("num_samples_random", points=1, hint="empirical_distribution",

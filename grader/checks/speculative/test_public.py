@@ -308,6 +308,16 @@ def test_generate_uses_generator(sub, seed):
     if first != second:
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
              f"runs, returned {first} and then {second}; draw every random number from `generator`")
+    # the same seed twice more in this child: a generator the submission keeps of its own (seeded at import)
+    # passes the above and gives both runs the same 12 tokens as before with probability <= sum(p**3)**12 =
+    # (1/2**3 + 2/4**3)**12 < 2.2e-10 (the 'mismatch' rows below)
+    for _ in range(2):
+        _, _, offered = toy_pair(sub, "mismatch")
+        generator = sub.make(toys.generator, seed)
+        again = generate_result(sub.speculative_generate(*offered, [1], 12, 3, generator), 12, what)
+        if again != second:
+            fail(f"{what} in one process, each time with a fresh generator seeded {seed}, returned {second} and then "
+                 f"{again}: keep no random state of your own; draw every random number from `generator`")
     # and the generator must matter: three more seeds in this child. Speculative decoding samples the target's law
     # exactly and every 'mismatch' target row is a shift of [8, 4, 4, 0]/16, so four runs of a correct sampler
     # all give the same 12 tokens with probability (1/2**4 + 2/4**4)**12 < 1.5e-14; a submission that reseeds the
