@@ -3,8 +3,10 @@
 The channel to the grader is a socket the child inherits, so it needs no `socket()` of its own; denying every
 family closes path-named UNIX sockets, which neither the network namespace nor Landlock (up to ABI 7) covers.
 Also denied: tracing other processes, mounting, new namespaces, kernel keyrings, BPF, io_uring and reading other
-processes' memory. A denied call fails with EPERM; `clone3` fails with ENOSYS so that libc falls back to `clone`,
-whose flags can be inspected. A syscall of another ABI (i386 or x32 on x86-64) kills the process.
+processes' memory, and shared anonymous memory (`mmap` with MAP_SHARED | MAP_ANONYMOUS, like memfd_create): its pages
+stay resident when the last process that touched them forks and exits, out of every process's resident size, so
+the watchdog could not count them. A denied call fails with EPERM; `clone3` fails with ENOSYS so that libc falls
+back to `clone`, whose flags can be inspected. A syscall of another ABI (i386 or x32 on x86-64) kills the process.
 """
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import struct
 
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 RET_ALLOW, RET_ERRNO, RET_KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-LD_ABS_W, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+LD_ABS_W, JEQ, JGE, JSET, AND, RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 X32_BIT = 0x40000000
 CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
+SHARED_ANONYMOUS = 0x01 | 0x20  # MAP_SHARED (also a bit of MAP_SHARED_VALIDATE) | MAP_ANONYMOUS
 
 DENIED = ("socket", "socketpair", "ptrace", "mount", "umount2", "pivot_root", "chroot", "bpf", "keyctl", "add_key",
           "request_key", "unshare", "setns", "process_vm_readv", "process_vm_writev", "open_by_handle_at",
@@ -39,7 +42,7 @@ TABLES = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 163, "swapon": 167, "swapoff": 168,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "quotactl": 179, "syslog": 103, "vhangup": 153,
         "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 319, "iopl": 172, "ioperm": 173,
-        "clone": 56, "clone3": 435}),
+        "clone": 56, "clone3": 435, "mmap": 9}),
     "aarch64": (0xC00000B7, {
         "socket": 198, "socketpair": 199, "ptrace": 117, "mount": 40, "umount2": 39, "pivot_root": 41,
         "chroot": 51, "bpf": 280, "keyctl": 219, "add_key": 217, "request_key": 218, "unshare": 97, "setns": 268,
@@ -49,7 +52,8 @@ TABLES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 89, "swapon": 224, "swapoff": 225,
         "reboot": 142, "sethostname": 161, "setdomainname": 162, "quotactl": 60, "syslog": 116, "vhangup": 58,
-        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "clone": 220, "clone3": 435}),
+        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "clone": 220, "clone3": 435,
+        "mmap": 222}),
 }
 
 
@@ -64,19 +68,24 @@ def program(machine: str) -> list[tuple[int, int, int, int]] | None:
         head.append((JGE, 0, 1, X32_BIT))  # an x32 syscall: kill (next instruction), else skip it
         head.append((RET, 0, 0, RET_KILL_PROCESS))
     checks = [numbers[name] for name in DENIED if name in numbers]  # arm64 has no iopl or ioperm
-    # after the checks: [clone3 -> ENOSYS] [clone -> flags] ALLOW, then the clone flag test, then DENY
+    # after the checks: clone3 -> ENOSYS; clone -> its flags; mmap -> its flags; else ALLOW; then DENY
     body = []
     n = len(checks)
-    tail_len = 7  # jeq clone3, jeq clone, ret allow, ld flags, jset, ret allow, ret enosys ... see below
+    tail_len = 12  # the instructions from the first of the tail to the DENY that ends it
     for i, nr in enumerate(checks):
         to_deny = (n - i - 1) + tail_len
         body.append((JEQ, to_deny, 0, nr))
     body += [
-        (JEQ, 5, 0, numbers["clone3"]),          # -> ret ENOSYS
-        (JEQ, 1, 0, numbers["clone"]),           # -> load flags
+        (JEQ, 10, 0, numbers["clone3"]),         # -> ret ENOSYS
+        (JEQ, 2, 0, numbers["clone"]),           # -> load clone flags
+        (JEQ, 4, 0, numbers["mmap"]),            # -> load mmap flags
         (RET, 0, 0, RET_ALLOW),
         (LD_ABS_W, 0, 0, 16),                    # args[0], low 32 bits: the clone flags
-        (JSET, 2, 0, CLONE_NEW_ANY),             # -> ret deny
+        (JSET, 6, 0, CLONE_NEW_ANY),             # -> ret deny
+        (RET, 0, 0, RET_ALLOW),
+        (LD_ABS_W, 0, 0, 40),                    # args[3], low 32 bits: the mmap flags
+        (AND, 0, 0, SHARED_ANONYMOUS),
+        (JEQ, 2, 0, SHARED_ANONYMOUS),           # -> ret deny
         (RET, 0, 0, RET_ALLOW),
         (RET, 0, 0, RET_ERRNO | errno.ENOSYS),
         (RET, 0, 0, deny),

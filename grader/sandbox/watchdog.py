@@ -5,7 +5,9 @@ check, say). Where cgroups cannot be delegated, PID 1 of the child's PID namespa
 process of the namespace from its private /proc every INTERVAL seconds: resident memory summed, tasks counted.
 Past a cap it kills them all. The resident sum is cheap (/proc/PID/stat) but counts the pages a fork shares with
 its parent once per process; so once it passes the memory cap, the proportional sum (Pss, from
-/proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. It also keeps the peak of the sum for the grader, through a small shared page:
+/proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. Processes that
+fork and exit to stay out of a pass are followed (each_process). It also keeps the peak of the sum for the
+grader, through a small shared page:
 
     slot GENERATION (grader): bumped before each call; PID 1 restarts the peak when it sees a new value
     slot SEEN (PID 1): the generation the peak belongs to
@@ -22,49 +24,80 @@ import time
 INTERVAL = 0.01
 PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
 TASKS = 128  # processes and threads together: a submission needs a few; torch runs one thread per child
+RELISTS = 8
 GENERATION, SEEN, PEAK, KILLED, CAP = range(5)
 SIZE = 64
 MEMORY, TASKS_KILLED = 1, 2
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def sample() -> tuple[int, int]:
-    """(resident bytes summed, tasks counted) over every process in this PID namespace but PID 1."""
-    total = tasks = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or name == "1":
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue  # it ended between the listing and the read
-        tasks += int(fields[17])            # field 20, num_threads
-        total += int(fields[21]) * PAGE     # field 24, rss in pages
-    return total, tasks
+def each_process(read) -> None:
+    """Call read(pid) for every process in this PID namespace but PID 1; read says False when the process has
+    ended. A process that forks and exits between the listing and its read hands its memory to a pid that the
+    listing did not hold, so /proc is listed again, for the new pids only, while any has ended (RELISTS times
+    at most: each round the chain must fork and exit within microseconds of its read)."""
+    seen: set[str] = set()
+    for _ in range(RELISTS):
+        fresh = [name for name in os.listdir("/proc") if name.isdigit() and name != "1" and name not in seen]
+        seen.update(fresh)
+        if all([read(name) for name in fresh]):
+            return
 
 
-def proportional() -> int:
+def status(name: str) -> tuple[int, int] | None:
+    """(threads, resident bytes) of a live process; None once it has ended (gone, a zombie or exiting)."""
+    try:
+        with open(f"/proc/{name}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    if fields[0] in (b"Z", b"X", b"x"):
+        return None
+    return int(fields[17]), int(fields[21]) * PAGE  # fields 20 and 24: num_threads, rss in pages
+
+
+def sample() -> tuple[int, int, dict[str, int]]:
+    """(resident bytes summed, tasks counted, resident bytes per pid) over the namespace's live processes."""
+    tasks, resident = 0, {}
+
+    def read(name: str) -> bool:
+        nonlocal tasks
+        found = status(name)
+        if found is not None:
+            tasks += found[0]
+            resident[name] = found[1]
+        return found is not None
+
+    each_process(read)
+    return sum(resident.values()), tasks, resident
+
+
+def proportional(sampled: dict[str, int]) -> int:
     """Proportional resident bytes (shared pages split among the processes sharing them), summed as in sample.
 
     A process whose summary PID 1 cannot read counts with its whole resident size: a submission can make itself
-    unreadable (prctl(PR_SET_DUMPABLE, 0) undoes walls.let_init_read), and it must not hide its memory so.
+    unreadable (prctl(PR_SET_DUMPABLE, 0) undoes walls.let_init_read), and it must not hide its memory so. One
+    that ended before or while it was read counts with the resident size `sampled` saw: the pages it shared with
+    a fork (which counted only its share of them) live on in that fork.
     """
     total = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or name == "1":
-            continue
+
+    def read(name: str) -> bool:
+        nonlocal total
+        pss = None
         try:
             with open(f"/proc/{name}/smaps_rollup", "rb") as f:
-                total += next(int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:"))
-            continue
-        except (OSError, StopIteration):
+                pss = next((int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:")), None)
+        except OSError:
             pass
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                total += int(f.read().rsplit(b")", 1)[1].split()[21]) * PAGE
-        except (OSError, IndexError, ValueError):
-            continue  # it ended between the listing and the read
+        found = status(name)
+        if found is None:
+            total += max(pss or 0, sampled.get(name, 0))
+            return False
+        total += found[1] if pss is None else pss
+        return True
+
+    each_process(read)
     return total
 
 
@@ -83,7 +116,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
                 pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return 0
-        total, tasks = sample()
+        total, tasks, resident = sample()
         if cap is None:
             cap = view[CAP] = total + memory_bytes if memory_bytes is not None else 2**62
         generation = view[GENERATION]
@@ -96,7 +129,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
             _kill_all(view, TASKS_KILLED)
         elif total > cap and time.monotonic() >= next_pss:
             started = time.monotonic()
-            if proportional() > cap:
+            if proportional(resident) > cap:
                 _kill_all(view, MEMORY)
             next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
         time.sleep(INTERVAL)
