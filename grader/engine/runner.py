@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,8 +91,9 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
     with pytest.MonkeyPatch.context() as env:
         plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES),
                              hidden, seed, record_goldens, topic_registry.signature, deadline_s)
+        for name in [name for name in os.environ if name.startswith("PYTEST_")]:
+            env.delenv(name)  # no option or plugin from the environment (PYTEST_ADDOPTS, PYTEST_PLUGINS) counts
         env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        env.delenv("PYTEST_ADDOPTS", raising=False)  # no option from the environment changes what is graded
         pytest.main(args, plugins=[plugin] + ([OnlyFunctions(only)] if only is not None else []))
     results = list(plugin.results.values())
     for nodeid, text in plugin.collection_errors:

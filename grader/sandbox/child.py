@@ -5,6 +5,7 @@ Requests arrive pickled from the trusted grader; replies go back through the all
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import pickle
@@ -252,14 +253,24 @@ def _dispatch(module, objects, kind, target, name, args, kwargs):
     raise ValueError(f"unknown request {kind!r}")
 
 
+class SourceOnly(importlib.machinery.SourceFileLoader):
+    """Runs a submission file's source, never a __pycache__ .pyc beside it (an unchecked-hash one runs whatever it
+    holds, whatever the source says: the code graded must be the file the results hash), and writes none."""
+
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
 def _import_submission(submission_dir: str, topic: str):
     path = os.path.join(submission_dir, f"{topic}.py")
     if os.path.islink(path):  # what is graded must be what the results hash: the file itself
         raise ImportError(f"{topic}.py is a symbolic link; put the file itself in the submission folder")
     if not os.path.exists(path):
         raise FileNotFoundError(f"{topic}.py is missing from the submission folder")
-    sys.path.insert(0, submission_dir)
-    spec = importlib.util.spec_from_file_location(topic, path)
+    sys.path.insert(0, submission_dir)  # its helper modules too, from their source only
+    sys.path_importer_cache[submission_dir] = importlib.machinery.FileFinder(submission_dir, (SourceOnly, [".py"]))
+    spec = importlib.util.spec_from_file_location(topic, path, loader=SourceOnly(topic, path))
     module = importlib.util.module_from_spec(spec)
     sys.modules[topic] = module
     spec.loader.exec_module(module)

@@ -1,16 +1,27 @@
-"""Sandbox v4, red team: nothing in the submission folder or in PYTEST_ADDOPTS changes what is graded.
+"""Sandbox v4, red team: nothing in the submission folder or in the PYTEST_* variables changes what is graded.
 
 The bait is a pytest plugin that marks every check passed. A stub `sampling.py` (every function raises
 NotImplementedError) comes with it in every place pytest or Python might pick a file up: conftest.py, the ini
 files pytest reads (pytest.ini, tox.ini, setup.cfg, pyproject.toml), sitecustomize.py, a .pth file, a `hypothesis`
 package, and the model solution compiled to an unchecked-hash .pyc in __pycache__ (Python loads such a file
 without looking at the source). The grader runs from inside that folder. The stub must still score nothing.
+
+Found open and fixed: PYTEST_PLUGINS loaded its modules (a stub scored 30/30; runner.py now drops every PYTEST_*
+variable), and without a private root (where the kernel refuses the mounts, the child reads the folder itself)
+the planted .pyc ran instead of the source (child.SourceOnly now compiles the source).
 """
 import importlib.util
 import py_compile
+import sys
+
+import pytest
 
 from grader.grading import grade
+from grader.sandbox import mounts
 from grader.sandbox.policy import REPO
+from grader.sandbox.zygote import Zygote
+
+UNCHECKED = py_compile.PycInvalidationMode.UNCHECKED_HASH
 
 FORCE_PASS = '''
 import pytest
@@ -63,3 +74,38 @@ def test_pytest_addopts_in_the_environment_change_nothing(tmp_path, monkeypatch)
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p forcepass_bait")
     result = graded(folder)
     assert result == {"score": 0, "statuses": {"not_started"}}, result
+
+
+def test_pytest_plugins_in_the_environment_change_nothing(tmp_path, monkeypatch):
+    folder = stub_folder(tmp_path)
+    (tmp_path / "forcepass_bait.py").write_text(FORCE_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTEST_PLUGINS", "forcepass_bait")
+    result = graded(folder)
+    assert result == {"score": 0, "statuses": {"not_started"}}, result
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
+def test_a_planted_pyc_is_not_what_runs_without_a_private_root(open_folder, monkeypatch, sandboxed):
+    def refuse(*args, **kwargs):
+        raise mounts.MountError(1, "refused for this test")
+
+    monkeypatch.setattr(mounts, "build_root", refuse)
+    refused = Zygote()  # forked now: its children inherit the refusal
+    try:
+        for name in ("demo", "helper"):  # the module graded, and one it imports from the folder
+            pyc = open_folder / importlib.util.cache_from_source(f"{name}.py")
+            pyc.parent.mkdir(exist_ok=True)
+            source = open_folder / "planted.py"
+            source.write_text("def answer():\n    return 'from the pyc'\n")
+            py_compile.compile(str(source), cfile=str(pyc), invalidation_mode=UNCHECKED)
+            source.unlink()
+            pyc.chmod(0o644)
+        pyc.parent.chmod(0o755)
+        (open_folder / "helper.py").write_text("def answer():\n    return 'from the source'\n")
+        sub = sandboxed("import helper\n\n\ndef answer():\n    return 'from the source'\n\n\n"
+                        "def helper_answer():\n    return helper.answer()\n", folder=open_folder, zygote_=refused)
+        assert sub.answer() == "from the source" and sub.helper_answer() == "from the source"
+        sub.close()
+    finally:
+        refused.close()
