@@ -111,9 +111,20 @@ def copy_submission(source: str, target: str) -> None:
                 continue
 
 
-def build_root(root: str, read_only: list[str], devices: list[str], submission: str, tmp_bytes: int) -> None:
+def _mask(target: str) -> None:
+    """Cover `target` with something empty: a folder with an empty tmpfs, a file with /dev/null."""
+    if os.path.isdir(target):
+        _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,nr_inodes=64,mode=0755")
+    else:
+        _mount("/dev/null", target, None, MS_BIND)
+
+
+def build_root(root: str, read_only: list[str], devices: list[str], submission: str, tmp_bytes: int,
+               hidden: list[str]) -> None:
     """Build the sandbox's root at `root` (an empty folder) and switch to it; the caller is PID 1 of its
-    namespace, in a mount namespace of its own, with capabilities there."""
+    namespace, in a mount namespace of its own, with capabilities there. What of `hidden` a bound folder holds
+    (the grader's packages in a site-packages, say) is covered with something empty: it does not depend on
+    Landlock, which grants all of the private /tmp and so of any folder bound below it."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing done here propagates to the host
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     # /tmp first: a venv or a submission that lives below the host's /tmp is bound on top of it, not hidden by it
@@ -131,6 +142,9 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     for device in [*DEVICES, *devices]:
         if os.path.exists(device):
             _bind_read_only(device, root + device, writable=True)
+    masks = [path for path in hidden if os.path.lexists(root + path) and not os.path.islink(root + path)]
+    for path in masks:
+        _mask(root + path)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
@@ -139,6 +153,9 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
            f"size={SUBMISSION_BYTES + 4 * 2**20},nr_inodes={2 * SUBMISSION_FILES},mode=0755")
     copy_submission(submission, root + submission)
     _mount(None, root + submission, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for path in masks:  # read-only once the submission's mount point, which may lie inside one, is made
+        if os.path.isdir(root + path):
+            _mount(None, root + path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for name in ("shmmni", "msgmni", "shmall"):  # this IPC namespace's: no System V shared memory or queues

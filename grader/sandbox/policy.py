@@ -12,15 +12,18 @@ import grader
 REPO = Path(grader.__file__).resolve().parent.parent
 SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt"]
 TMP_BYTES = 256 * 2**20  # the private /tmp of one child, its only writable place
+PACKAGES = ("grader", "reference", "solutions")  # the grader's own (`exercises` holds only the stubs)
 
 
 def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
     """The grader's own material: unreadable to the child unless it is the submission being graded.
 
     From a checkout the whole repository is hidden (its .git holds every file); an installed grader's packages
-    sit in site-packages, where only they are hidden.
+    sit in site-packages, where only they are hidden, in every site-packages (a copy installed beside the
+    checkout that grades, as Gradescope's setup.sh makes one, holds the same hidden checks).
     """
     paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests"}
+    paths |= {Path(d) / name for d in site_dirs for name in PACKAGES}
     if str(REPO.resolve()) not in {str(Path(d).resolve()) for d in site_dirs}:
         # every entry of the checkout but a virtual environment that lives in it (`.venv`: the interpreter)
         environment = [Path(p).resolve() for p in (sys.prefix, *site_dirs)]

@@ -106,6 +106,7 @@ class Child:
         self.closed = False
         self.ready = False
         self.info = {}
+        self.life_peak = 0
 
     def wait_ready(self, timeout: float = IMPORT_TIMEOUT) -> None:
         """Wait until the submission is imported; ChildFailure says why when it could not be."""
@@ -182,6 +183,7 @@ class Child:
         return reply
 
     def peak_rss_reset(self) -> None:
+        self.life_peak = max(self.life_peak, self.peak_rss() or 0)  # what the import, or the last call, reached
         self.watch.reset()
         try:
             with open(f"/proc/{self.inner_pid}/clear_refs", "w") as f:
@@ -195,6 +197,12 @@ class Child:
         known = [m for m in (status_bytes(self.inner_pid, "VmHWM"),
                              self.watch.peak() if self.info.get("watchdog") else None) if m is not None]
         return max(known, default=None)
+
+    def life_peak_rss(self) -> int | None:
+        """Peak resident memory over the child's whole life, its import and every call, as peak_rss measures it
+        (None where nothing is known)."""
+        last = self.peak_rss()
+        return None if last is None and not self.life_peak else max(self.life_peak, last or 0)
 
     def limit_memory(self, extra_bytes: int) -> None:
         """Cap the child's address space at its current size plus `extra_bytes` (Linux; elsewhere a no-op)."""
@@ -457,6 +465,11 @@ class Submission:
     def peak_rss_bytes(self) -> int | None:
         """The peak resident memory of the last call (see Child.peak_rss), read when asked."""
         return self._child.peak_rss() if self._child is not None and not self._child.closed else None
+
+    @property
+    def life_peak_rss_bytes(self) -> int | None:
+        """The peak resident memory over the child's life, its import included (see Child.life_peak_rss)."""
+        return self._child.life_peak_rss() if self._child is not None and not self._child.closed else None
 
     @property
     def rss_before_import(self) -> int | None:

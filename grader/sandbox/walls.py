@@ -90,7 +90,7 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
     try:
         os.makedirs(root, exist_ok=True)
         mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
-                          config["tmp_bytes"])
+                          config["tmp_bytes"], config["hidden"])
         private_root = True
     except OSError:
         private_root = False

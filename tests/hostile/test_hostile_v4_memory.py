@@ -26,7 +26,7 @@ NAIVE = SOLUTION + '''
 import ctypes as _ctypes
 import mmap as _mmap
 
-_RESERVED = [_mmap.mmap(-1, 2**30, prot=0)]
+_RESERVED = [_mmap.mmap(-1, 2**30, flags=_mmap.MAP_PRIVATE, prot=0)]
 _tiled = tiled_attention
 
 
@@ -95,7 +95,7 @@ def test_the_full_score_matrix_counts_however_it_is_held(tmp_path, source):
     checks = {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
     assert checks["memory_8192"]["status"] == "failed", checks["memory_8192"]["message"]
     assert checks["memory_8192"]["misconception"] == "materializes_full_scores"
-    assert "more than the child did before your module was imported" in checks["memory_8192"]["message"]
+    assert "more than the child did before it was imported" in checks["memory_8192"]["message"]
     assert checks["square"]["status"] == "passed"                         # a neighbour keeps its points
 
 

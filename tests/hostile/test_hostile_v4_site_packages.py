@@ -19,7 +19,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 @pytest.fixture
 def outside_tmp():
-    """A folder outside /tmp: below /tmp, Landlock's rule for the private /tmp would cover it (see the open file)."""
+    """A folder outside /tmp: below /tmp, only the mask keeps it hidden (test_hostile_v4_installed_copy.py)."""
     path = Path(tempfile.mkdtemp(prefix="infergrade-v4-", dir="/var/tmp"))
     yield path
     shutil.rmtree(path, ignore_errors=True)

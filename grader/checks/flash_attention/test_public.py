@@ -3,10 +3,10 @@ import re
 
 import torch
 
-from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected, split
+from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected
 from grader.checks.flash_attention.inputs import lattice_qkv, with_row_scores
-from grader.engine import (SubmissionRaised, check, expect_equal, expect_raises, expect_type, fail, golden, reference,
-                           require)
+from grader.checks.flash_attention.memory import T, expect_small_footprint
+from grader.engine import check, expect_equal, expect_raises, expect_type, fail, golden, reference, require
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 # the fused attention family at the dispatcher, whatever the entry point (torch.ops.aten._scaled_dot_product_...,
@@ -75,42 +75,11 @@ def test_large_scores(sub):
 @check("memory_8192", points=3, hint="tiled_attention",
        title="at Tq = Tk = 8192 (D = 64) a call stays far below the 256 MiB float32 score matrix")
 def test_memory_8192(sub):
-    q, k, v = lattice_qkv(1, 1, 8192, 8192, 64, salt=100)
-    rows = torch.arange(0, 8192, 97)  # spot-check these query rows against the reference
+    q, k, v = lattice_qkv(1, 1, T, T, 64, salt=100)
+    rows = torch.arange(0, T, 97)  # spot-check these query rows against the reference
     case = golden("memory_8192_rows", lambda: expected(reference("flash_attention"), q[:, :, rows], k, v, False,
                                                        512, 512))
-    # A small call first starts the child's thread pools. Growth is measured from the resident memory the child
-    # reported before the submission was imported: a baseline any submission code could raise (a buffer kept
-    # from the small call and reused, ballast dropped before the big call) would hide the full score matrix.
-    small = [t[:, :, :1024].clone() for t in (q, k, v)]
-    sub.tiled_attention(*small, causal=False, block_q=512, block_k=512)
-    baseline = sub.rss_before_import
-    # The cap (address space, above the size now) and the limit (resident growth since before the import) leave
-    # room for the import, the inputs, the output, their transport and 512x512 tiles (the solution grows 45 MiB),
-    # while the full score matrix alone needs 256 MiB.
-    cap, limit = 160 * MIB, 128 * MIB
-    sub.set_timeout(30)
-    sub.set_memory_limit(cap)
-    try:
-        result = sub.tiled_attention(q, k, v, causal=False, block_q=512, block_k=512)
-    except SubmissionRaised as raised:
-        if "MemoryError" in raised.type_names or "allocate memory" in raised.message:
-            fail(f"{raised.call} ran out of memory with {cap // MIB} MiB to spare ({raised.type_name}: "
-                 f"{raised.message[:160]}); the full 8192x8192 float32 score matrix needs 256 MiB",
-                 "materializes_full_scores")
-        raise
-    what = sub.last_call
-    if baseline is not None and sub.peak_rss_bytes is not None:
-        grew = sub.peak_rss_bytes - baseline
-        if grew > limit:
-            fail(f"{what} held {grew / MIB:.0f} MiB more than the child did before your module was imported; it "
-                 f"must stay below {limit // MIB} MiB (the full score matrix is 256 MiB, a 512x512 tile 1 MiB)",
-                 "materializes_full_scores")
-    o, lse = split(result, what, torch.float32)
-    if o.shape != q.shape or lse.shape != q.shape[:3]:
-        fail(f"{what} returned o {list(o.shape)} and lse {list(lse.shape)}, expected {list(q.shape)} and "
-             f"{list(q.shape[:3])}")
-    expect_attention((o[:, :, rows], lse[:, :, rows]), case, f"{what}, query rows 0, 97, 194, ...", torch.float32)
+    expect_small_footprint(sub, q, k, v, rows, case)
 
 
 @check("bad_arguments", points=1, hint="tiled_attention",
