@@ -30,7 +30,9 @@ def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
         paths |= {p for p in REPO.iterdir() if not any(e == p.resolve() or p.resolve() in e.parents
                                                         for e in environment)}
     sub = submission_dir.resolve()
-    return sorted(str(p.resolve()) for p in paths if p.resolve() != sub and p.exists())
+    # as written and resolved: the private root binds a folder under the name sys.path gives it (a venv in a
+    # linked workspace), Landlock goes by the resolved one
+    return sorted({str(q) for p in paths if p.resolve() != sub and p.exists() for q in (p.absolute(), p.resolve())})
 
 
 def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -> dict:

@@ -6,8 +6,9 @@ process of the namespace from its private /proc every INTERVAL seconds: resident
 Past a cap it kills them all. The resident sum is cheap (/proc/PID/stat) but counts the pages a fork shares with
 its parent once per process; so once it passes the memory cap, the proportional sum (Pss, from
 /proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. Processes that
-fork and exit to stay out of a pass are followed (each_process). It also keeps the peak of the sum for the
-grader, through a small shared page:
+fork and exit to stay out of a pass are followed (each_process, over_cap), and a process whose first thread
+has exited counts through its live threads (live). It also keeps the peak of the sum for the grader, through
+a small shared page:
 
     slot GENERATION (grader): bumped before each call; PID 1 restarts the peak when it sees a new value
     slot SEEN (PID 1): the generation the peak belongs to
@@ -16,8 +17,10 @@ grader, through a small shared page:
 """
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
+import platform
 import signal
 import time
 
@@ -25,10 +28,13 @@ INTERVAL = 0.01
 PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
 TASKS = 128  # processes and threads together: a submission needs a few; torch runs one thread per child
 RELISTS = 8
+PASSES = 4
 GENERATION, SEEN, PEAK, KILLED, CAP = range(5)
 SIZE = 64
 MEMORY, TASKS_KILLED = 1, 2
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+KCMP, KCMP_VM = {"x86_64": 312, "aarch64": 272}.get(platform.machine()), 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def each_process(read) -> None:
@@ -44,61 +50,126 @@ def each_process(read) -> None:
             return
 
 
-def status(name: str) -> tuple[int, int] | None:
-    """(threads, resident bytes) of a live process; None once it has ended (gone, a zombie or exiting)."""
+ENDED = (b"Z", b"X", b"x")
+
+
+def _stat(path: str) -> list[bytes] | None:
+    """The fields of a /proc stat file after the command name (field 3, the state, first); None if unreadable."""
     try:
-        with open(f"/proc/{name}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+        with open(path, "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def live(name: str) -> tuple[int, int, str] | None:
+    """(threads, resident bytes, the /proc folder of a live thread) of a process; None once it has ended.
+
+    A process whose first thread exited on its own shows as a zombie while its other threads run on, holding
+    all its memory: its live threads count, read through one of them."""
+    fields = _stat(f"/proc/{name}/stat")
+    if fields is None:
+        return None
+    if fields[0] not in ENDED:
+        return int(fields[17]), int(fields[21]) * PAGE, f"/proc/{name}"  # fields 20 and 24: threads, rss pages
+    try:
+        tids = os.listdir(f"/proc/{name}/task")
     except OSError:
         return None
-    if fields[0] in (b"Z", b"X", b"x"):
+    threads = [(tid, f) for tid in tids if (f := _stat(f"/proc/{name}/task/{tid}/stat")) and f[0] not in ENDED]
+    if not threads:
         return None
-    return int(fields[17]), int(fields[21]) * PAGE  # fields 20 and 24: num_threads, rss in pages
+    tid, fields = threads[0]
+    return len(threads), int(fields[21]) * PAGE, f"/proc/{name}/task/{tid}"
 
 
-def sample() -> tuple[int, int, dict[str, int]]:
-    """(resident bytes summed, tasks counted, resident bytes per pid) over the namespace's live processes."""
-    tasks, resident = 0, {}
+def same_memory(a: str, b: str) -> bool:
+    """Whether processes a and b share one address space (a vfork child before its exec, a clone(CLONE_VM)):
+    kcmp(KCMP_VM); False where the kernel lacks kcmp."""
+    return KCMP is not None and _LIBC.syscall(KCMP, int(a), int(b), KCMP_VM, 0, 0) == 0
+
+
+class Spaces:
+    """The address spaces already counted in a pass, by resident size: one space is counted once, however many
+    processes share it (Python's subprocess runs `true` from a vfork child that shows its parent's memory)."""
+
+    def __init__(self):
+        self.by_size: dict[int, list[str]] = {}
+
+    def first(self, name: str, resident: int) -> bool:
+        """Whether `name`'s address space is one not counted yet in this pass (and count it)."""
+        seen = self.by_size.setdefault(resident, [])
+        if any(same_memory(other, name) for other in seen):
+            return False
+        seen.append(name)
+        return True
+
+
+def sample() -> tuple[int, int]:
+    """(resident bytes summed, tasks counted) over the namespace's live processes."""
+    total = tasks = 0
+    spaces = Spaces()
 
     def read(name: str) -> bool:
-        nonlocal tasks
-        found = status(name)
+        nonlocal total, tasks
+        found = live(name)
         if found is not None:
             tasks += found[0]
-            resident[name] = found[1]
+            total += found[1] if spaces.first(name, found[1]) else 0
         return found is not None
 
     each_process(read)
-    return sum(resident.values()), tasks, resident
+    return total, tasks
 
 
-def proportional(sampled: dict[str, int]) -> int:
-    """Proportional resident bytes (shared pages split among the processes sharing them), summed as in sample.
+def proportional() -> tuple[int, bool]:
+    """(proportional resident bytes summed as in sample, whether a process ended during the pass).
 
-    A process whose summary PID 1 cannot read counts with its whole resident size: a submission can make itself
-    unreadable (prctl(PR_SET_DUMPABLE, 0) undoes walls.let_init_read), and it must not hide its memory so. One
-    that ended before or while it was read counts with the resident size `sampled` saw: the pages it shared with
-    a fork (which counted only its share of them) live on in that fork.
+    Shared pages are split among the processes sharing them. A process whose summary PID 1 cannot read counts
+    with its whole resident size: a submission can make itself unreadable (prctl(PR_SET_DUMPABLE, 0) undoes
+    walls.let_init_read), and it must not hide its memory so.
     """
-    total = 0
+    total, ended = 0, False
+    spaces = Spaces()
 
     def read(name: str) -> bool:
-        nonlocal total
+        nonlocal total, ended
+        found = live(name)
+        if found is None:
+            ended = True
+            return False
+        if not spaces.first(name, found[1]):
+            return True
         pss = None
         try:
-            with open(f"/proc/{name}/smaps_rollup", "rb") as f:
+            with open(f"{found[2]}/smaps_rollup", "rb") as f:
                 pss = next((int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:")), None)
         except OSError:
             pass
-        found = status(name)
-        if found is None:
-            total += max(pss or 0, sampled.get(name, 0))
+        still = live(name)
+        if still is None:  # what it held while being read, if anything: the pass is done again
+            ended = True
+            total += pss or 0
             return False
-        total += found[1] if pss is None else pss
+        total += still[1] if pss is None else pss
         return True
 
     each_process(read)
-    return total
+    return total, ended
+
+
+def over_cap(cap: int) -> bool:
+    """Whether the proportional sum passes `cap` in any of up to PASSES passes. A pass during which a process
+    ended is done again: the ended one's pages may live on in a fork that the pass read while it still shared
+    them (a chain of forks that exit carries its memory so), or they may be gone (a short-lived worker, which
+    must not be counted twice)."""
+    for _ in range(PASSES):
+        total, ended = proportional()
+        if total > cap:
+            return True
+        if not ended:
+            return False
+    return False
 
 
 def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
@@ -116,7 +187,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
                 pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return 0
-        total, tasks, resident = sample()
+        total, tasks = sample()
         if cap is None:
             cap = view[CAP] = total + memory_bytes if memory_bytes is not None else 2**62
         generation = view[GENERATION]
@@ -129,7 +200,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
             _kill_all(view, TASKS_KILLED)
         elif total > cap and time.monotonic() >= next_pss:
             started = time.monotonic()
-            if proportional(resident) > cap:
+            if over_cap(cap):
                 _kill_all(view, MEMORY)
             next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
         time.sleep(INTERVAL)
