@@ -6,9 +6,10 @@ process of the namespace from its private /proc every INTERVAL seconds: resident
 Past a cap it kills them all. The resident sum is cheap (/proc/PID/stat) but counts the pages a fork shares with
 its parent once per process; so once it passes the memory cap, the proportional sum (Pss, from
 /proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. Processes that
-fork and exit to stay out of a pass are followed (each_process, over_cap), and a process whose first thread
-has exited counts through its live threads (live). It also keeps the peak of the sum for the grader, through
-a small shared page:
+fork and exit to stay out of a pass are followed (each_process), the namespace is frozen while it is read
+(frozen, over_cap), a process whose first thread has exited counts through its live threads (live), and an
+address space that processes share counts once (Spaces). It also keeps the peak of the sum for the grader,
+through a small shared page:
 
     slot GENERATION (grader): bumped before each call; PID 1 restarts the peak when it sees a new value
     slot SEEN (PID 1): the generation the peak belongs to
@@ -17,6 +18,7 @@ a small shared page:
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import mmap
 import os
@@ -51,6 +53,8 @@ def each_process(read) -> None:
 
 
 ENDED = (b"Z", b"X", b"x")
+STOPPED = (b"T", b"t", *ENDED)
+FREEZE_WAIT = 0.05
 
 
 def _stat(path: str) -> list[bytes] | None:
@@ -63,15 +67,15 @@ def _stat(path: str) -> list[bytes] | None:
 
 
 def live(name: str) -> tuple[int, int, str] | None:
-    """(threads, resident bytes, the /proc folder of a live thread) of a process; None once it has ended.
+    """(threads, resident bytes, the id of a live thread) of a process; None once it has ended.
 
     A process whose first thread exited on its own shows as a zombie while its other threads run on, holding
-    all its memory: its live threads count, read through one of them."""
+    all its memory: its live threads count, read through one of them (the first thread has no memory map)."""
     fields = _stat(f"/proc/{name}/stat")
     if fields is None:
         return None
     if fields[0] not in ENDED:
-        return int(fields[17]), int(fields[21]) * PAGE, f"/proc/{name}"  # fields 20 and 24: threads, rss pages
+        return int(fields[17]), int(fields[21]) * PAGE, name  # fields 20 and 24: num_threads, rss in pages
     try:
         tids = os.listdir(f"/proc/{name}/task")
     except OSError:
@@ -80,12 +84,13 @@ def live(name: str) -> tuple[int, int, str] | None:
     if not threads:
         return None
     tid, fields = threads[0]
-    return len(threads), int(fields[21]) * PAGE, f"/proc/{name}/task/{tid}"
+    return len(threads), int(fields[21]) * PAGE, tid
 
 
 def same_memory(a: str, b: str) -> bool:
-    """Whether processes a and b share one address space (a vfork child before its exec, a clone(CLONE_VM)):
-    kcmp(KCMP_VM); False where the kernel lacks kcmp."""
+    """Whether live threads a and b share one address space (a vfork child before its exec, a clone(CLONE_VM)):
+    kcmp(KCMP_VM), which finds two threads without a memory map (exited first threads) alike too, hence live
+    ones; False where the kernel lacks kcmp."""
     return KCMP is not None and _LIBC.syscall(KCMP, int(a), int(b), KCMP_VM, 0, 0) == 0
 
 
@@ -96,12 +101,12 @@ class Spaces:
     def __init__(self):
         self.by_size: dict[int, list[str]] = {}
 
-    def first(self, name: str, resident: int) -> bool:
-        """Whether `name`'s address space is one not counted yet in this pass (and count it)."""
+    def first(self, thread: str, resident: int) -> bool:
+        """Whether the address space of `thread` (live) is one not counted yet in this pass (and count it)."""
         seen = self.by_size.setdefault(resident, [])
-        if any(same_memory(other, name) for other in seen):
+        if any(same_memory(other, thread) for other in seen):
             return False
-        seen.append(name)
+        seen.append(thread)
         return True
 
 
@@ -115,7 +120,7 @@ def sample() -> tuple[int, int]:
         found = live(name)
         if found is not None:
             tasks += found[0]
-            total += found[1] if spaces.first(name, found[1]) else 0
+            total += found[1] if spaces.first(found[2], found[1]) else 0
         return found is not None
 
     each_process(read)
@@ -138,11 +143,11 @@ def proportional() -> tuple[int, bool]:
         if found is None:
             ended = True
             return False
-        if not spaces.first(name, found[1]):
+        if not spaces.first(found[2], found[1]):
             return True
         pss = None
         try:
-            with open(f"{found[2]}/smaps_rollup", "rb") as f:
+            with open(f"/proc/{name}/task/{found[2]}/smaps_rollup", "rb") as f:
                 pss = next((int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:")), None)
         except OSError:
             pass
@@ -158,13 +163,47 @@ def proportional() -> tuple[int, bool]:
     return total, ended
 
 
+def all_stopped() -> bool:
+    """Whether every thread of every process in the namespace but PID 1 is stopped or has ended."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            tids = os.listdir(f"/proc/{name}/task")
+        except OSError:
+            continue  # ended
+        for tid in tids:
+            fields = _stat(f"/proc/{name}/task/{tid}/stat")
+            if fields is not None and fields[0] not in STOPPED:
+                return False
+    return True
+
+
+@contextlib.contextmanager
+def frozen():
+    """Every process of the namespace but PID 1 stopped (SIGSTOP) for as long as PID 1 reads them, at most
+    FREEZE_WAIT seconds waited for: none can fork or exit mid-pass (a chain of forks that exit, each handing
+    its pages to the next, otherwise stays a step ahead of the reads). Continued (SIGCONT) after."""
+    deadline = time.monotonic() + FREEZE_WAIT
+    try:
+        while True:
+            os.kill(-1, signal.SIGSTOP)  # again: a fork in flight during the last one may have missed it
+            if all_stopped() or time.monotonic() > deadline:
+                break
+            time.sleep(0.0005)
+        yield
+    finally:
+        os.kill(-1, signal.SIGCONT)
+
+
 def over_cap(cap: int) -> bool:
-    """Whether the proportional sum passes `cap` in any of up to PASSES passes. A pass during which a process
-    ended is done again: the ended one's pages may live on in a fork that the pass read while it still shared
-    them (a chain of forks that exit carries its memory so), or they may be gone (a short-lived worker, which
-    must not be counted twice)."""
+    """Whether the proportional sum passes `cap`, read with the namespace frozen. Should a process still end
+    during a pass (one that would not stop in time), the pass is done again, up to PASSES times: its pages may
+    live on in a fork that the pass read while it still shared them, or they may be gone (a short-lived worker,
+    which must not be counted twice)."""
     for _ in range(PASSES):
-        total, ended = proportional()
+        with frozen():
+            total, ended = proportional()
         if total > cap:
             return True
         if not ended:
