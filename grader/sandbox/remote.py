@@ -183,7 +183,8 @@ class Child:
         return reply
 
     def peak_rss_reset(self) -> None:
-        self.life_peak = max(self.life_peak, self.peak_rss() or 0)  # what the import, or the last call, reached
+        # what the import, or the last call, reached in the submission's process (the watchdog keeps its own)
+        self.life_peak = max(self.life_peak, status_bytes(self.inner_pid, "VmHWM") or 0)
         self.watch.reset()
         try:
             with open(f"/proc/{self.inner_pid}/clear_refs", "w") as f:
@@ -199,10 +200,12 @@ class Child:
         return max(known, default=None)
 
     def life_peak_rss(self) -> int | None:
-        """Peak resident memory over the child's whole life, its import and every call, as peak_rss measures it
-        (None where nothing is known)."""
-        last = self.peak_rss()
-        return None if last is None and not self.life_peak else max(self.life_peak, last or 0)
+        """Peak resident memory over the child's whole life, its import and every call: of the submission's
+        process, or of all the sandbox's processes together as the watchdog sampled them, whichever is larger
+        (None where neither is known)."""
+        known = [m for m in (self.life_peak or None, status_bytes(self.inner_pid, "VmHWM"),
+                             self.watch.life() if self.info.get("watchdog") else None) if m is not None]
+        return max(known, default=None)
 
     def limit_memory(self, extra_bytes: int) -> None:
         """Cap the child's address space at its current size plus `extra_bytes` (Linux; elsewhere a no-op)."""

@@ -15,6 +15,7 @@ through a small shared page:
     slot SEEN (PID 1): the generation the peak belongs to
     slot PEAK (PID 1): the largest sum sampled since
     slot KILLED (PID 1): why it killed the sandbox (MEMORY or TASKS), 0 while it has not
+    slot LIFE (PID 1): the largest sum sampled since the sandbox started
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
 TASKS = 128  # processes and threads together: a submission needs a few; torch runs one thread per child
 RELISTS = 8
 PASSES = 4
-GENERATION, SEEN, PEAK, KILLED, CAP = range(5)
+GENERATION, SEEN, PEAK, KILLED, CAP, LIFE = range(6)
 SIZE = 64
 MEMORY, TASKS_KILLED = 1, 2
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -235,6 +236,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
             view[SEEN] = generation
         elif total > view[PEAK]:
             view[PEAK] = total
+        view[LIFE] = max(view[LIFE], total)
         if tasks > TASKS:
             _kill_all(view, TASKS_KILLED)
         elif total > cap and time.monotonic() >= next_pss:
@@ -274,6 +276,10 @@ class Page:
                 return None
             time.sleep(INTERVAL / 4)
         return view[PEAK]
+
+    def life(self) -> int | None:
+        """The largest sum sampled since the sandbox started; None before the first sample."""
+        return self.view[LIFE] or None
 
     def killed(self) -> str | None:
         """Why PID 1 killed the sandbox, in words; None if it did not."""
