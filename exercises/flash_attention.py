@@ -32,8 +32,8 @@ def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
         computed in float32 (or wider).
 
     Accumulate in float32 and never hold more than one [block_q, block_k] tile of scores: the grader caps
-    the memory a call may use, summed over every process it starts. Scores can be large (hundreds): the result
-    must stay finite.
+    the memory a call may use and measures your module's from before its import to its peak, summed over every
+    process it starts. Scores can be large (hundreds): the result must stay finite.
 
     Raises:
         ValueError naming the argument: block_q or block_k < 1; q, k or v not 4-d, or shapes that do not fit

@@ -24,6 +24,7 @@ CHILD_FOLDER = "infergrade-child-"  # + the grader's pid: a folder whose grader 
 DEFAULT_CALL_TIMEOUT = 10.0
 CHECK_BUDGET = 120.0  # seconds of submission time one check may use over all its calls
 IMPORT_TIMEOUT = 30.0
+ENDING_GRACE = 5.0  # seconds a child whose channel closed gets to report its own status before it is killed
 DEADLINE_PER_TOPIC = 60.0  # the default run deadline, per topic graded (a topic's checks take about 1.5 s)
 MEMORY_BYTES = 3 * 2**30
 OUTPUT_BYTES = 1 * 2**20
@@ -168,8 +169,8 @@ class Child:
         except (OSError, codec.DecodeError) as exc:
             self.close()
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
-        if frame is None:
-            status = self.close(grace=1.0)
+        if frame is None:  # it is ending: its own status says how (tearing down its namespaces may take seconds)
+            status = self.close(grace=ENDING_GRACE)
             how = self.watch.killed() or describe_status(status)
             raise ChildFailure("error", f"the submission process {how} during {what}", import_failure=importing)
         try:

@@ -185,6 +185,7 @@ def frozen():
     """Every process of the namespace but PID 1 stopped (SIGSTOP) for as long as PID 1 reads them, at most
     FREEZE_WAIT seconds waited for: none can fork or exit mid-pass (a chain of forks that exit, each handing
     its pages to the next, otherwise stays a step ahead of the reads). Continued (SIGCONT) after."""
+    assert os.getpid() == 1, "kill(-1) must reach this PID namespace only"
     deadline = time.monotonic() + FREEZE_WAIT
     try:
         while True:
