@@ -39,8 +39,10 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
         sock.close()
         _map_ids(unsharer, ready_r, go_w)
         reported = os.read(status_r, STATUS.size)
+        if len(reported) == STATUS.size:  # mirrored now, not after the namespaces are torn down (seconds on a
+            _mirror(STATUS.unpack(reported)[0])  # loaded host); the zygote ends the rest of the process group
         _, status = os.waitpid(unsharer, 0)
-        _mirror(STATUS.unpack(reported)[0] if len(reported) == STATUS.size else status)
+        _mirror(status)
     for fd in (ready_r, go_w, status_r):
         os.close(fd)
     namespaces.die_with_parent()
