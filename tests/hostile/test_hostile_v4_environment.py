@@ -67,20 +67,13 @@ def test_files_in_the_submission_folder_change_nothing(tmp_path, monkeypatch):
     assert result == {"score": 0, "statuses": {"not_started"}}, result
 
 
-def test_pytest_addopts_in_the_environment_change_nothing(tmp_path, monkeypatch):
+@pytest.mark.parametrize("variable, value", [("PYTEST_ADDOPTS", "-p forcepass_bait"),
+                                             ("PYTEST_PLUGINS", "forcepass_bait")])
+def test_pytest_variables_in_the_environment_change_nothing(tmp_path, monkeypatch, variable, value):
     folder = stub_folder(tmp_path)
     (tmp_path / "forcepass_bait.py").write_text(FORCE_PASS)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-p forcepass_bait")
-    result = graded(folder)
-    assert result == {"score": 0, "statuses": {"not_started"}}, result
-
-
-def test_pytest_plugins_in_the_environment_change_nothing(tmp_path, monkeypatch):
-    folder = stub_folder(tmp_path)
-    (tmp_path / "forcepass_bait.py").write_text(FORCE_PASS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTEST_PLUGINS", "forcepass_bait")
+    monkeypatch.setenv(variable, value)
     result = graded(folder)
     assert result == {"score": 0, "statuses": {"not_started"}}, result
 
