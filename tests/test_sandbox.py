@@ -158,6 +158,47 @@ def test_crashes_and_hangs_cost_only_the_call(sub, fn, status, words):
         sub.add(1, 2)
 
 
+def _first_child(pid: int) -> int:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return int(f.read().split()[0])
+
+
+def test_a_child_given_a_recycled_pid_reports_its_own_ending(tmp_path):
+    """pid_max may be 32768: in a long session a later child takes the pid of an earlier child's leftover process,
+    which the zygote adopted and reaped; that leftover's status must not be reported for the new child."""
+    (tmp_path / "demo.py").write_text(MODULE)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+    try:
+        crashed = Submission(pool, config)
+        assert crashed.add(1, 2) == 3
+        leftover = _first_child(crashed._child.pid)  # killed with the crashed child's group: SIGKILL
+        with pytest.raises(ChildFailure, match="exited with code 4"):
+            crashed.hard_exit()
+        crashed.close()
+        for _ in range(50):
+            try:
+                Path("/proc/sys/kernel/ns_last_pid").write_text(str(leftover - 1))
+            except OSError:
+                pytest.skip("this host does not let the test choose the next pid (/proc/sys/kernel/ns_last_pid)")
+            before = Submission(pool, config)  # its child is forked after the spare, which takes the pid
+            assert before.add(1, 2) == 3
+            recycled = Submission(pool, config)
+            assert recycled.add(1, 2) == 3
+            before.close()
+            if recycled._child.pid == leftover:
+                break
+            recycled.close()
+            time.sleep(0.05)  # the leftover may not have been reaped yet
+        else:
+            pytest.skip("another process kept taking the pid the test chose")
+        with pytest.raises(ChildFailure) as failure:
+            recycled.hard_exit()
+        assert "exited with code 4" in str(failure.value)
+    finally:
+        pool.close()
+
+
 def test_the_next_check_gets_a_fresh_child(sub, tmp_path):
     with pytest.raises(ChildFailure):
         sub.hard_exit()

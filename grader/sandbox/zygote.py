@@ -85,19 +85,24 @@ class Zygote:
 
 
 def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
+    """Serve spawn, reap and discard requests.
+
+    A spawned child is reaped only when the grader asks for it (reap) or gave it up (discard): until then it stays
+    a zombie that holds its pid, so no later child can take that pid (pid_max may be 32768) and be mistaken for it.
+    Orphans it adopts are reaped at once and forgotten.
+    """
     namespaces.die_with_parent()
     namespaces.adopt_orphans()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C or SIGTERM is the grader's to handle: it ends us
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    ended: dict[int, int] = {}  # wait statuses collected before anyone asked
-    discarded: set[int] = set()
-    spawned: set[int] = set()
+    spawned: set[int] = set()  # not yet reaped: each holds its pid (and its process group's id)
+    discarded: set[int] = set()  # of those, the ones whose status nobody will ask for
     while True:
         frame = child.recv(sock)
         if frame is None:
             _end_all(spawned)
             return
-        _collect(ended, discarded)
+        _collect(spawned, discarded)
         kind, arg = pickle.loads(frame)
         if kind == "spawn":
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -110,18 +115,24 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
             spawned.add(pid)
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
             ours.close()
-        elif kind == "discard":
+        elif kind == "discard" and arg[0] in spawned:
             _kill_group(arg[0])
             discarded.add(arg[0])
         elif kind == "reap":
             pid, grace = arg
+            assert pid in spawned and pid not in discarded, "reaped a child the zygote no longer holds"
             deadline = time.monotonic() + grace
-            while pid not in ended and time.monotonic() < deadline:
+            while not _has_ended(pid) and time.monotonic() < deadline:
                 time.sleep(0.002)
-                _collect(ended, discarded)
-            _kill_group(pid)
-            status = ended.pop(pid) if pid in ended else os.waitpid(pid, 0)[1]
+            _kill_group(pid)  # the unreaped leader still holds the group's id: only its own group is hit
+            status = os.waitpid(pid, 0)[1]
+            spawned.remove(pid)
             child.send(sock, struct.pack("<q", status))
+
+
+def _has_ended(pid: int) -> bool:
+    """Whether the child `pid` has ended, without reaping it."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def _end_all(spawned: set[int]) -> None:
@@ -144,7 +155,7 @@ def _end_all(spawned: set[int]) -> None:
 
 
 def _children() -> list[int]:
-    """This process's children, adopted orphans included (Linux /proc)."""
+    """This process's children, zombies and adopted orphans included (Linux /proc)."""
     pids = []
     try:
         for task in os.listdir("/proc/self/task"):
@@ -162,19 +173,17 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _collect(ended: dict[int, int], discarded: set[int]) -> None:
-    """Reap every child that has ended; keep the statuses someone may still ask for."""
-    while True:
+def _collect(spawned: set[int], discarded: set[int]) -> None:
+    """Reap every orphan and every discarded child that has ended; spawned children wait for the grader."""
+    for pid in _children():
+        if pid in spawned and pid not in discarded:
+            continue
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if pid in discarded:
-            discarded.discard(pid)
-        else:
-            ended[pid] = status
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                spawned.discard(pid)
+                discarded.discard(pid)
+        except ChildProcessError:  # reaped meanwhile
+            pass
 
 
 def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None:
