@@ -105,6 +105,7 @@ class Child:
         self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
         self.inner_pid = self.pid
         self.closed = False
+        self.status: int | None = None
         self.ready = False
         self.info = {}
         self.life_peak = 0
@@ -171,7 +172,9 @@ class Child:
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
         if frame is None:  # it is ending: its own status says how (tearing down its namespaces may take seconds)
             status = self.close(grace=ENDING_GRACE)
-            how = self.watch.killed() or describe_status(status)
+            how = self.watch.killed() or (describe_status(status) if status is not None else
+                                          f"closed its channel to the grader and did not end within "
+                                          f"{ENDING_GRACE:g} s (the grader stopped it)")
             raise ChildFailure("error", f"the submission process {how} during {what}", import_failure=importing)
         try:
             reply = codec.decode(frame)
@@ -237,8 +240,8 @@ class Child:
             text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
         return text
 
-    def close(self, grace: float = 0.0) -> int:
-        """End the child and everything it started; returns its wait status."""
+    def close(self, grace: float = 0.0) -> int | None:
+        """End the child and everything it started; its wait status (None where it had not ended on its own)."""
         if self.closed:
             return self.status
         self.closed = True

@@ -151,6 +151,24 @@ def _mirror(status: int) -> None:
 
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except OSError:  # glibc refuses its own signals 32 and 33 (thread cancellation, set*id): ask the kernel
+            _default_action(sig)
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+RT_SIGACTION = {"x86_64": 13, "aarch64": 134}  # the syscall's number per machine
+
+
+def _default_action(sig: int) -> None:
+    """Give `sig` its default action (for a real-time signal: end the process) through the raw syscall."""
+    import ctypes
+    import platform
+
+    lib = namespaces.libc()
+    number = RT_SIGACTION.get(platform.machine())
+    if lib is not None and number is not None:
+        default = ctypes.create_string_buffer(32)  # the kernel's sigaction, all zero: SIG_DFL, no flags, no mask
+        lib.syscall(number, sig, default, None, 8)

@@ -51,17 +51,17 @@ class Zygote:
             raise ZygoteGone(f"the sandbox's zygote process is gone ({exc}); no check can run") from None
         return pid, socket.socket(fileno=fds[0])
 
-    def reap(self, pid: int, grace: float = 0.0) -> int:
-        """Kill the child's whole process group and return its wait status.
+    def reap(self, pid: int, grace: float = 0.0) -> int | None:
+        """Kill the child's whole process group; its wait status, or None where it had not ended on its own.
 
         `grace` seconds are given to a child that is already ending, so that its own status is reported.
         """
         try:
             child.send(self.sock, pickle.dumps(("reap", (pid, grace))))
-            (status,) = struct.unpack("<q", child.recv(self.sock))
+            status, ended = struct.unpack("<qq", child.recv(self.sock))
         except (OSError, struct.error, TypeError) as exc:
             raise ZygoteGone(f"the sandbox's zygote process is gone ({exc})") from None
-        return status
+        return status if ended else None
 
     def discard(self, pid: int) -> None:
         """Kill the child's process group; the zygote collects it later."""
@@ -122,12 +122,12 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
             pid, grace = arg
             assert pid in spawned and pid not in discarded, "reaped a child the zygote no longer holds"
             deadline = time.monotonic() + grace
-            while not _has_ended(pid) and time.monotonic() < deadline:
+            while not (ended := _has_ended(pid)) and time.monotonic() < deadline:
                 time.sleep(0.002)
             _kill_group(pid)  # the unreaped leader still holds the group's id: only its own group is hit
             status = os.waitpid(pid, 0)[1]
             spawned.remove(pid)
-            child.send(sock, struct.pack("<q", status))
+            child.send(sock, struct.pack("<qq", status, ended))
 
 
 def _has_ended(pid: int) -> bool:

@@ -10,15 +10,20 @@ from grader.sandbox.remote import ChildPool, Submission
 @pytest.fixture
 def sandboxed(tmp_path):
     """`sandboxed(source)`: a Submission serving `demo.py` = `source` in its own child, as a check's would be."""
+    pools = []
+
     def start(source: str, memory_bytes: int = 2**30, timeout: float = 20, folder=None, zygote_=None) -> Submission:
         folder = folder or tmp_path / "sub"
         folder.mkdir(exist_ok=True)
         (folder / "demo.py").write_text(source)
         config = {**sandbox_config(folder, memory_bytes, 2**20), "topic": "demo", "forbidden": []}
-        sub = Submission(ChildPool(zygote_ or zygote()), config)
+        pools.append(ChildPool(zygote_ or zygote()))
+        sub = Submission(pools[-1], config)
         sub.set_timeout(timeout)
         return sub
-    return start
+    yield start
+    for pool in pools:  # the spare child each pool started ahead
+        pool.close()
 
 
 @pytest.fixture
