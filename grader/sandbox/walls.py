@@ -2,8 +2,8 @@
 
     child's first process (host namespaces: writes the id maps, reports how the submission ended)
       -> unsharer (new user, mount, PID, network, IPC and UTS namespaces)
-        -> PID 1 of the new PID namespace (builds the private root, then watches every process of the
-           namespace against summed caps: watchdog.py; our code only; its death ends them all)
+        -> PID 1 of the new PID namespace, in a process group of its own (builds the private root, then watches
+           every process of the namespace against summed caps: watchdog.py; our code only; its death ends them all)
           -> the submission's process: unprivileged uid, then Landlock, rlimits and seccomp
 
 Every step is best effort: where the kernel refuses one, the child goes on behind the others and says so.
@@ -88,6 +88,10 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
     """As PID 1: build the private root, fork the submission's process and return in it; here, reap all (and,
     with the private root's own /proc, watch all), report the submission's status, and exit."""
     namespaces.die_with_parent()
+    # A process group of its own for the namespace: no submission process shares the first process's group, so
+    # none can leave that group orphaned with a stopped member, which makes the kernel send it SIGHUP. This group
+    # is never orphaned: PID 1's parent is in another group of the same session.
+    os.setpgid(0, 0)
     root = os.path.join(config["tmpdir"], "root")
     try:
         os.makedirs(root, exist_ok=True)
