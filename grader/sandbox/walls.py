@@ -11,6 +11,7 @@ Every step is best effort: where the kernel refuses one, the child goes on behin
 from __future__ import annotations
 
 import os
+import signal
 import struct
 
 from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp, watchdog
@@ -29,6 +30,9 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
         if os.getuid() == 0:
             namespaces.become(namespaces.NOBODY)
         return {**namespaces.NONE, "private_root": False, "watchdog": False, "host_uid": os.getuid()}
+    # The processes above the submission's ignore SIGHUP: a submission that leaves a process group of this session
+    # orphaned with a stopped member makes the kernel send SIGHUP to the whole group, with no permission check.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     status_r, status_w = os.pipe()
@@ -56,6 +60,7 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
         os.close(watch_fd)
         if os.getuid() == 0:  # never root towards the host, walls or not
             namespaces.become(namespaces.NOBODY)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
         return {**reached, "private_root": False, "watchdog": False, "host_uid": os.getuid()}
     if not answer.isdigit():
         os._exit(70)  # in a user namespace without id maps the host would still see the grader's uid: refuse
@@ -104,6 +109,7 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
     if inner == 0:
         os.close(status_w)
         os.close(watch_fd)
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
         if uid:  # never root towards the host, even where the private root could not be built
             namespaces.become(uid)
             namespaces.let_init_read()
@@ -151,8 +157,6 @@ def restrict(config: dict, private_root: bool) -> dict:
 
 def _mirror(status: int) -> None:
     """End this process the way the submission's process ended, so that the zygote sees the same status."""
-    import signal
-
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:

@@ -1,11 +1,11 @@
 """Sandbox v8, red team (stopped): deaths by signals that the child's first process ignores or that glibc's
 `signal` names oddly are mirrored as themselves.
 
-walls._mirror ends the first process (root, host namespaces) with the signal PID 1 reported. Tried: signals whose
-disposition the first process inherits as ignored from the grader's Python (SIGPIPE, SIGXFSZ: an ignored signal sent
-to oneself does nothing, and the first process would fall through to exit code 70), and real-time signals at both
-ends of the range and between (34, 40, 64), which the submission raises after restoring their default action. Each
-is reported as that signal, never as an exit code.
+walls._mirror ends the first process (root, host namespaces) with the signal PID 1 reported. Tried: signals the
+first process ignores (SIGHUP, which the processes above the submission's ignore; SIGPIPE and SIGXFSZ, inherited
+as ignored from the grader's Python): an ignored signal sent to oneself does nothing, and the first process would
+fall through to exit code 70. And real-time signals at both ends of the range and between (34, 40, 64), which the
+submission raises after restoring their default action. Each is reported as that signal, never as an exit code.
 """
 import signal
 import sys
@@ -34,7 +34,7 @@ def ping():
 
 
 @linux_only
-@pytest.mark.parametrize("sig", [signal.SIGPIPE, signal.SIGXFSZ, 34, 40, 64])
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ, 34, 40, 64])
 def test_a_death_by_an_ignored_or_real_time_signal_is_reported_as_that_signal(sandboxed, sig):
     sub = sandboxed(PROBES, timeout=20)
     assert sub.ping() == 1
