@@ -1,5 +1,6 @@
 """Write a topic's self-study notebook with nbformat: the concept, the stub's functions as tagged cells, an
-inline check after each, then experiments with figures (content from grader/notebooks/topics/<topic>.py)."""
+inline check after each, then experiments with figures and, where the topic has one, what the technique does not do (content from
+grader/notebooks/topics/<topic>.py)."""
 from __future__ import annotations
 
 import ast
@@ -53,6 +54,8 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
     for intro, code in content.EXPERIMENTS:
         cells.append(new_markdown_cell(intro.strip()))
         cells.append(new_code_cell(code.strip(), metadata={"tags": ["experiment"]}))
+    if hasattr(content, "CLOSING"):  # the chapter's completion standard: what the technique does not do
+        cells.append(new_markdown_cell(f"## What this does not do\n\n{content.CLOSING.strip()}"))
     nb = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "infergrade": {"topic": topic}})
