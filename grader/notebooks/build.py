@@ -1,6 +1,6 @@
 """Write a topic's self-study notebook with nbformat: the concept, the stub's functions as tagged cells, an
-inline check after each, then experiments with figures and, where the topic has one, what the technique does not do (content from
-grader/notebooks/topics/<topic>.py)."""
+inline check after each, experiments with figures, then what the technique does not do where the topic says it
+(content from grader/notebooks/topics/<topic>.py)."""
 from __future__ import annotations
 
 import ast
