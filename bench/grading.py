@@ -1,9 +1,10 @@
 """Grading latency and memory: `infergrade check` against the floor of `import torch`, full hidden grades, and
 the re-check of `infergrade watch` after a save.
 
-Run: python3 bench/grading.py [--runs 7] [--only-watch]
-Each figure is the median wall time of several runs of a fresh process; peak memory is the largest sum of the
-proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
+Run: python3 bench/grading.py [--runs 7] [--quick | --only-watch]
+Each figure is the median wall time of several runs of a fresh process, beside the median CPU time (user + sys)
+of its whole process tree (the grader, the zygote and every sandboxed child, all reaped below it): on a shared,
+loaded machine the CPU time is the stable figure. Peak memory is the largest sum of the proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
 process below it (zygote and sandboxed children), sampled every 10 ms in one more run. Reading PSS costs CPU
 (a third of a core on 2 cores), so the timed runs are not sampled.
 """
@@ -23,7 +24,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
-TARGETS = {"paged_kv": 3.0, "flash_attention": 5.0}  # seconds for `check TOPIC`, where a topic has its own
+CHECK_OVER_TORCH = 0.35  # seconds `check TOPIC` may take over `import torch` (issue 20's target)
+HIDDEN_PER_TOPIC = 1.5  # seconds per topic of a hidden grade of every topic (issue 20's target)
 sys.path.insert(0, str(REPO))
 
 from grader.topics import all_topics  # noqa: E402 - the checkout's own, whatever is installed
@@ -54,28 +56,31 @@ def pss_bytes(pid: int) -> int:
     return 0
 
 
-def timed(cmd: list[str], sample: bool) -> tuple[float, int, int]:
-    """Wall seconds, exit code and (when `sample`) peak PSS of the process tree of one run of `cmd`."""
+def timed(cmd: list[str], sample: bool) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds of the process tree, exit code and (when `sample`) peak PSS of one run of `cmd`."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
     while sample and proc.poll() is None:
         peak = max(peak, sum(pss_bytes(p) for p in descendants(proc.pid)))
         time.sleep(0.01)
-    proc.wait()
-    return time.perf_counter() - start, proc.returncode, peak
+    _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the child and of everything it reaped
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, proc.returncode, peak
 
 
-def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) -> tuple[float, int]:
+def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) -> tuple[float, float, int]:
+    """Median wall and CPU seconds of `runs` runs, and the peak PSS of one more (sampled) run."""
     results = [timed(cmd, sample=False) for _ in range(runs)] + [timed(cmd, sample=True)]
-    codes = {r[1] for r in results}
+    codes = {r[2] for r in results}
     if expect_code is not None and codes != {expect_code}:
         print(f"  ! {label}: exit codes {sorted(codes)}, expected {expect_code}")
-    median = statistics.median(r[0] for r in results[:-1])
-    peak = results[-1][2]
-    print(f"{label:58} median {median:6.2f} s  (min {min(r[0] for r in results[:-1]):.2f}, max "
-          f"{max(r[0] for r in results[:-1]):.2f}; n={runs})  peak PSS {peak / 2**20:6.0f} MiB")
-    return median, peak
+    wall = statistics.median(r[0] for r in results[:-1])
+    cpu = statistics.median(r[1] for r in results[:-1])
+    peak = results[-1][3]
+    print(f"{label:58} wall {wall:6.2f} s (min {min(r[0] for r in results[:-1]):.2f}, max "
+          f"{max(r[0] for r in results[:-1]):.2f})  CPU {cpu:6.2f} s  n={runs}  peak PSS {peak / 2**20:5.0f} MiB")
+    return wall, cpu, peak
 
 
 def edited(source: str, function: str, n: int) -> str:
@@ -115,8 +120,8 @@ def watch_recheck(edits: int) -> None:
         code = proc.wait(30)
         shutil.rmtree(folder, ignore_errors=True)
     print(f"{'infergrade watch sampling: save -> re-checked screen':58} median {statistics.median(quick):6.2f} s  "
-          f"(min {min(quick):.2f}, max {max(quick):.2f}; n={edits}, one function per save)  target <= 0.50 s: "
-          f"{'met' if statistics.median(quick) <= 0.5 else 'MISSED'}")
+          f"(min {min(quick):.2f}, max {max(quick):.2f}; n={edits}, one function per save)  target <= 0.30 s: "
+          f"{'met' if statistics.median(quick) <= 0.3 else 'MISSED'}")
     if confirmed:
         print(f"{'  -> then the other checks of the topic confirmed':58} median {statistics.median(confirmed):6.2f} s")
     print(f"{'  -> Ctrl-C exit code':58} {code}")
@@ -126,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--only-watch", action="store_true", help="only the watch re-check and a cold check")
+    parser.add_argument("--quick", action="store_true", help="only `import torch` and `check sampling`")
     args = parser.parse_args()
     grader = [PY, "-m", "grader"]
     if args.only_watch:
@@ -135,29 +141,27 @@ def main() -> None:
         return
     out = Path(tempfile.mkdtemp()) / "results.json"
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores\n")
-    floor, _ = measure('python -c "import torch"', [PY, "-c", "import torch"], args.runs)
-    check, _ = measure("infergrade check sampling --submission solutions",
-                       grader + ["check", "sampling", "--submission", "solutions"], args.runs)
-    print(f"{'  -> check sampling minus import torch':58} {check - floor:+.2f} s  (target <= +1.00 s)")
+    floor, floor_cpu, _ = measure('python -c "import torch"', [PY, "-c", "import torch"], args.runs)
+    check, check_cpu, _ = measure("infergrade check sampling --submission solutions",
+                                  grader + ["check", "sampling", "--submission", "solutions"], args.runs)
+    print(f"{'  -> check sampling minus import torch':58} wall {check - floor:+.2f} s  CPU {check_cpu - floor_cpu:+.2f} s"
+          f"  (target <= +{CHECK_OVER_TORCH:.2f} s each)")
+    if args.quick:
+        return
     for topic in all_topics():
         if topic == "sampling":
             continue
-        t, _ = measure(f"infergrade check {topic} --submission solutions",
-                       grader + ["check", topic, "--submission", "solutions"], args.runs)
-        if topic in TARGETS:
-            print(f"{'':58} target <= {TARGETS[topic]:.1f} s: {'met' if t <= TARGETS[topic] else 'MISSED'}")
-    both, peak = measure("infergrade grade --hidden (sampling, kv_cache) solutions",
-                         grader + ["grade", "--hidden", "--submission", "solutions", "-t", "sampling", "-t",
-                                   "kv_cache", "--seed", "1", "--out", str(out)], args.runs)
-    print(f"{'':58} target <= 5.0 s: {'met' if both <= 5 else 'MISSED'}; peak memory target < 1024 MiB: "
-          f"{'met' if peak < 2**30 else 'MISSED'}")
-    full, peak = measure("infergrade grade --hidden (all topics) solutions",
-                         grader + ["grade", "--hidden", "--submission", "solutions", "--seed", "1", "--out",
-                                   str(out)], max(1, args.runs // 2))
+        measure(f"infergrade check {topic} --submission solutions",
+                grader + ["check", topic, "--submission", "solutions"], args.runs)
+    measure("infergrade grade --hidden (sampling, kv_cache) solutions",
+            grader + ["grade", "--hidden", "--submission", "solutions", "-t", "sampling", "-t", "kv_cache",
+                      "--seed", "1", "--out", str(out)], args.runs)
+    full, full_cpu, peak = measure("infergrade grade --hidden (all topics) solutions",
+                                   grader + ["grade", "--hidden", "--submission", "solutions", "--seed", "1",
+                                             "--out", str(out)], max(1, args.runs // 2))
     topics = len(all_topics())
-    print(f"{'':58} {full / topics:.2f} s per topic over {topics}, target <= 2.5 s: "
-          f"{'met' if full <= 2.5 * topics else 'MISSED'}; peak memory target < 1024 MiB: "
-          f"{'met' if peak < 2**30 else 'MISSED'}")
+    print(f"{'':58} {full / topics:.2f} s wall, {full_cpu / topics:.2f} s CPU per topic over {topics}, target <= "
+          f"{HIDDEN_PER_TOPIC:.1f} s; peak PSS target < 1024 MiB: {'met' if peak < 2**30 else 'MISSED'}")
 
 
 if __name__ == "__main__":
