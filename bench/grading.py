@@ -61,7 +61,7 @@ def timed(cmd: list[str], sample: bool) -> tuple[float, float, int, int]:
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     peak = 0
-    while sample and proc.poll() is None:
+    while sample and os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:  # not reaped
         peak = max(peak, sum(pss_bytes(p) for p in descendants(proc.pid)))
         time.sleep(0.01)
     _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the child and of everything it reaped
