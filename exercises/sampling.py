@@ -48,7 +48,8 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
     A mass within 1e-9 (relative) of p counts as reaching p, so the answer is the one exact arithmetic gives: sum
     float64 inputs in float64. Tokens tied at the boundary may stay or go.
     Examples: probabilities 0.70, 0.15, 0.10, 0.05 keep 2 tokens at p = 0.8 and 3 at p = 0.95; 0.6, 0.3, 0.1
-    keep 2 at p = 0.9.
+    keep 2 at p = 0.9. Libraries differ on such exact ties (Hugging Face's TopPLogitsWarper keeps 3 of 0.59, 0.28,
+    0.13 at p = 0.87); this exercise fixes the mathematical answer (2).
 
     Args:
         logits: [..., V] float tensor.

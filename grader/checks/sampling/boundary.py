@@ -7,8 +7,11 @@ a float32 implementation keeps one token too many. Worked in float32 (tests/topi
   0.95 but below 0.95: compared with p in float64 it keeps 4 tokens.
 - 0.6/0.3/0.1 at p = 0.9: the mass above the third token taken as cumsum - probability is 1.0 - 0.1 =
   0.8999999762, below 0.9: it keeps 3 tokens.
-- 0.59/0.28/0.13 at p = 0.87: 0.59 + 0.28 = 0.8699999452, below 0.87 and below float32(0.87) = 0.8700000048.
-- 0.77/0.22/0.01 at p = 0.99: 0.77 + 0.22 = 0.9899999499, below 0.99 and below float32(0.99) = 0.9900000095.
+- 0.59/0.28/0.13 at p = 0.87: the float32 softmax gives 0.5899999738 and 0.2799999714, whose sum 0.8699999452
+  is below 0.87 and below float32(0.87) = 0.8700000048. (The float32 sum of the decimals themselves, 0.59 + 0.28,
+  is 0.8700000048 and does not fall short: the shortfall comes from the softmax.)
+- 0.77/0.22/0.01 at p = 0.99: the float32 softmax's first two sum to 0.9899999499, below 0.99 and below
+  float32(0.99) = 0.9900000095.
 The last two fall short however the float32 sum is taken (inclusive or exclusive cumulative sum, compared in
 float32 or float64, or from the tail against 1 - p): `float32_falls_short` is that test, for the hidden cases.
 """

@@ -125,7 +125,7 @@ def test_top_p_worked_examples(sub):
 
 @check("top_p_exact_boundary", points=2, hint="top_p_filter",
        title="a mass that lands on p reaches it, in float64 sums: 0.6/0.3/0.1 at p=0.9 and 0.59/0.28/0.13 at "
-             "p=0.87 keep 2 tokens (float32 sums fall short and keep 3)")
+             "p=0.87 keep 2 tokens (float32 softmax sums fall short and keep 3)")
 def test_top_p_exact_boundary(sub):
     # left-to-right float64 sums of the first three fall just short of p (0.6 + 0.3 = 0.8999999999999999);
     # float32 sums of the last two fall short of p by about 5e-8 whichever way they are taken (boundary.py)

@@ -20,7 +20,8 @@ EXPERIMENTS = [
 ### Candidate sets
 
 One row of logits, and the distribution we would sample from under several settings. Watch which tokens survive
-and how the mass moves.
+and how the mass moves: a removed token has probability 0, so it is drawn in gray at the probability it had
+before the cut (after the temperature), and a kept token in blue at its renormalised probability.
 """, """
 import torch
 
@@ -29,13 +30,46 @@ settings = [dict(temperature=0.5), dict(temperature=1.0), dict(temperature=2.0),
             dict(top_k=3), dict(top_p=0.8), dict(temperature=1.5, top_k=5, top_p=0.9)]
 fig, axes = plt.subplots(2, 3, figsize=(12, 6), sharey=True)
 for ax, kw in zip(axes.flat, settings):
-    probs = impl.filtered_probs(logits, **kw)
-    ax.bar(range(len(logits)), probs.tolist(), color=["C0" if p > 0 else "lightgray" for p in probs.tolist()])
-    ax.set_title(", ".join(f"{k}={v}" for k, v in kw.items()))
+    probs = impl.filtered_probs(logits, **kw).tolist()
+    before = impl.filtered_probs(logits, temperature=kw.get("temperature", 1.0)).tolist()  # no cut yet
+    removed = [i for i, p in enumerate(probs) if p == 0]
+    kept = [i for i, p in enumerate(probs) if p > 0]
+    ax.bar(removed, [before[i] for i in removed], color="lightgray", edgecolor="gray", label="removed")
+    ax.bar(kept, [probs[i] for i in kept], color="C0", label="kept, renormalised")
+    ax.set_title(", ".join(f"{k}={v}" for k, v in kw.items()) + f": {len(kept)} kept", fontsize=10)
     ax.set_xlabel("token id")
 axes[0, 0].set_ylabel("probability")
 axes[1, 0].set_ylabel("probability")
-fig.suptitle("the distribution to sample from (gray: removed tokens)")
+axes[1, 1].legend()
+fig.suptitle("the distribution to sample from (gray: removed tokens, at their probability before the cut)")
+plt.tight_layout()
+plt.show()
+"""),
+    ("""
+### The nucleus, worked by hand
+
+The chapter's case: probabilities 0.70, 0.15, 0.10, 0.05. A token stays when the mass ranked strictly above it
+is still below p. At p = 0.8 the second token stays (0.70 above it) and the third goes (0.85 above it): 2 tokens.
+At p = 0.95 the third stays (0.85 above it) and the fourth goes (0.95 above it reaches p): 3 tokens. The steps
+show the mass above each token, the dashed line p.
+""", """
+worked = torch.tensor([0.70, 0.15, 0.10, 0.05], dtype=torch.float64)
+above = (worked.cumsum(-1) - worked).tolist()  # mass ranked strictly above each token
+fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+for ax, p in zip(axes, (0.8, 0.95)):
+    kept = torch.isfinite(impl.top_p_filter(worked.log(), p)).tolist()
+    ax.bar(range(4), worked.tolist(), color=["C0" if k else "lightgray" for k in kept],
+           edgecolor=["C0" if k else "gray" for k in kept])
+    ax.step(range(4), above, where="mid", color="C1", label="mass ranked above")
+    ax.axhline(p, color="k", linestyle="--", label=f"p = {p}")
+    for i, m in enumerate(above):
+        ax.annotate(f"{m:.2f}", (i, m), textcoords="offset points", xytext=(0, 5), ha="center", color="C1")
+    ax.set_xticks(range(4), [f"{q:.2f}" for q in worked.tolist()])
+    ax.set_xlabel("token probability")
+    ax.set_ylim(0, 1.08)
+    ax.set_title(f"top-p {p}: {sum(kept)} kept (gray: removed)")
+    ax.legend(loc="center right")
+axes[0].set_ylabel("probability / mass")
 plt.tight_layout()
 plt.show()
 """),
@@ -64,3 +98,12 @@ plt.tight_layout()
 plt.show()
 """),
 ]
+
+CLOSING = """
+Temperature, top-k and top-p only reshape a distribution the model already produced: they choose *how* to draw
+from it, never *what is true*. A sharper distribution is a more confident one, not a more correct one; a token
+that the model rates highly and that states a wrong fact stays just as wrong at temperature 0.1, and nucleus
+sampling never checks an answer against anything. The frequencies of many draws estimate the distribution, not
+the quality of what it says: judging an answer needs evidence from outside the model (a test, a source, a
+measurement). Nor does one sampled run say which setting is better: compare settings over many draws.
+"""
