@@ -8,11 +8,23 @@ import click
 from grader import progress, topics as topic_registry
 
 BAR = 20
-MARKS = {"passing": ("✓", "green"), "failing": ("✗", "red"), "not started": ("·", "yellow")}
+MARKS = {"passing": ("✓", "green"), "failing": ("✗", "red"), "not started": ("·", "yellow"),
+         "blocked": ("…", "yellow")}
+
+
+def function_state(runs: list[dict]) -> str:
+    """A function's state from its checks' records: checks that wait for another, still-stubbed function count
+    neither way ("blocked" when they are all it has)."""
+    own = [e for e in runs if not progress.blocked_by(e["status"], e["function"], e["waiting_for"])]
+    if not own:
+        return "blocked" if runs else "not started"
+    if all(e["status"] == "not_started" for e in own):
+        return "not started"
+    return "passing" if all(e["passed"] for e in own) else "failing"
 
 
 def states(folder: Path) -> dict[str, dict[str, str]]:
-    """{topic: {function: "passing" | "failing" | "not started"}} from the recorded checks."""
+    """{topic: {function: "passing" | "failing" | "not started" | "blocked"}} from the recorded checks."""
     recorded: dict[str, list[dict]] = {}
     for entry in progress.load(folder)["checks"].values():
         if entry["function"]:
@@ -25,9 +37,12 @@ def states(folder: Path) -> dict[str, dict[str, str]]:
                 continue
             runs = [e for f, es in recorded.items() if f == f"{topic}.{name}" or f.startswith(f"{topic}.{name}.")
                     for e in es]
-            out[topic][name] = "not started" if all(e["status"] == "not_started" for e in runs) else \
-                "passing" if all(e["passed"] for e in runs) else "failing"
+            out[topic][name] = function_state(runs)
     return out
+
+
+def _said(state: str) -> str:
+    return "waiting for another function to be written" if state == "blocked" else state
 
 
 def render(folder: Path) -> str:
@@ -42,13 +57,14 @@ def render(folder: Path) -> str:
         for name, state in functions.items():
             mark, color = MARKS[state]
             hint = read.get(f"{topic}.{name}")
-            lines.append(f"    {click.style(mark, fg=color)} {name:30} {state}" +
+            lines.append(f"    {click.style(mark, fg=color)} {name:30} {_said(state)}" +
                          (f"  (hints read: {hint}/3)" if hint else ""))
-            if suggestion is None and state != "passing":
+            if suggestion is None and state not in ("passing", "blocked"):
                 suggestion = (topic, name, state)
     total = sum(len(f) for f in table.values())
     passing = sum(s == "passing" for f in table.values() for s in f.values())
-    lines.append(f"\n{passing}/{total} functions pass their public checks; {len(read)} functions' hints read")
+    lines.append(f"\n{passing}/{total} functions pass their public checks; hints read for {len(read)} "
+                 f"function{'' if len(read) == 1 else 's'}")
     if suggestion:
         topic, name, state = suggestion
         verb = "fix" if state == "failing" else "write"
@@ -56,5 +72,8 @@ def render(folder: Path) -> str:
                      f"(stuck? infergrade hint {topic}.{name})")
     else:
         lines.append(click.style("every function passes its public checks", fg="green"))
-    lines.append(f"(read from {progress.path_for(folder)}; nothing is sent anywhere)")
+    source = progress.path_for(folder)
+    lines.append(f"(read from {source}; nothing is sent anywhere)" if source.is_file() else
+                 f"(no progress recorded yet: `infergrade check` in {folder} records it in {source.name}; nothing is "
+                 f"sent anywhere)")
     return "\n".join(lines)

@@ -12,6 +12,14 @@ MAX_BYTES = 2**20
 STATUSES = ("passed", "failed", "error", "timeout", "not_started")
 
 
+def blocked_by(status: str | None, hint: str | None, waiting_for: str | None) -> str | None:
+    """The other, still-stubbed function that a not-started check of `hint` ("sampling.apply_temperature") waits
+    for (it also calls `filtered_probs`), or None: such a check says nothing about the function it checks."""
+    if status != "not_started" or not waiting_for or not hint or "." not in hint:
+        return None
+    return None if waiting_for.split(".")[0] == hint.split(".")[1] else waiting_for
+
+
 def path_for(submission: Path) -> Path:
     return submission / FILE
 
@@ -33,7 +41,8 @@ def load(submission: Path) -> dict:
     return {
         "checks": {k: {"passed": v["passed"], "at": str(v.get("at", ""))[:40],
                        "status": v.get("status") if v.get("status") in STATUSES else None,
-                       "function": v.get("function") if isinstance(v.get("function"), str) else None}
+                       "function": v.get("function") if isinstance(v.get("function"), str) else None,
+                       "waiting_for": v.get("waiting_for") if isinstance(v.get("waiting_for"), str) else None}
                    for k, v in (checks.items() if isinstance(checks, dict) else ())
                    if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("passed"), bool)},
         "hints": {k: v for k, v in (hints.items() if isinstance(hints, dict) else ())
@@ -57,7 +66,7 @@ def record_checks(submission: Path, doc: dict) -> None:
         for c in topic["checks"]:
             if c["status"] not in ("skipped", "interrupted"):
                 data["checks"][c["id"]] = {"passed": c["status"] == "passed", "at": now, "status": c["status"],
-                                           "function": c["hint"]}
+                                           "function": c["hint"], "waiting_for": c.get("function")}
     _save(submission, data)
 
 

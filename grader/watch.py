@@ -12,11 +12,13 @@ from pathlib import Path
 import click
 
 from grader import hints, progress, topics as topic_registry
+from grader.overview import function_state
 from grader.select_checks import check_units, unit_of
 
 POLL_S = 0.05
 SETTLE_S = 0.02  # a save is read once the file has stopped changing for this long (editors write in steps)
 SHOWN_LINES = 12
+STATE_COLORS = {"passing": "green", "failing": "red", "not started": "yellow", "blocked": "yellow"}
 
 
 def units_source(path: Path) -> dict[str, str] | None:
@@ -114,9 +116,11 @@ def screen(watcher: Watcher, topic: str, note: str) -> str:
         by_unit.setdefault(unit_of(c["hint"]) or "(other)", []).append(c)
     for unit, group in by_unit.items():
         passed = sum(c["status"] == "passed" for c in group)
-        state, color = ("passing", "green") if passed == len(group) else ("not started", "yellow") \
-            if all(c["status"] == "not_started" for c in group) else ("failing", "red")
-        lines.append(f"  {click.style(f'{state:12}', fg=color)} {unit:28} {passed}/{len(group)} checks")
+        state = function_state([{"status": c["status"], "passed": c["status"] == "passed", "function": c["hint"],
+                                 "waiting_for": c["function"]} for c in group])
+        waits = [w for c in group if (w := progress.blocked_by(c["status"], c["hint"], c["function"]))]
+        lines.append(f"  {click.style(f'{state:12}', fg=STATE_COLORS[state])} {unit:28} {passed}/{len(group)} checks"
+                     + (f" ({len(waits)} wait for {', '.join(sorted(set(waits)))})" if waits else ""))
     lines.append("")
     error = watcher.errors.get(topic)
     failing = next((c for c in checks if c["status"] not in ("passed", "not_started", "skipped")), None)
@@ -131,7 +135,9 @@ def screen(watcher: Watcher, topic: str, note: str) -> str:
             lines.append(f"  misconception {failing['misconception']}: {why.strip().splitlines()[0]}")
         if failing["hint"]:
             lines.append(f"  hint: infergrade hint {failing['hint']}")
-    waiting = next((c for c in checks if c["status"] == "not_started"), None)
+    waiting = next((c for c in checks if c["status"] == "not_started"
+                    and not progress.blocked_by(c["status"], c["hint"], c["function"])),
+                   next((c for c in checks if c["status"] == "not_started"), None))
     lines.append(click.style("next: ", bold=True) + _next(watcher.folder, topic, error or failing, waiting))
     return "\n".join(lines)
 
