@@ -9,6 +9,15 @@ from grader.sandbox.policy import REPO
 
 INCLUDE = ["pyproject.toml", "exercises", "grader"]
 LEFT_OUT = ["test_hidden.py", "__pycache__", "*.pyc", ".infergrade-progress.json"]
+# what a student's repository of the handout should not commit: the venv the README makes, progress, results
+GITIGNORE = """.venv/
+__pycache__/
+*.egg-info/
+.ipynb_checkpoints/
+.infergrade-progress.json
+results*.json
+junit*.xml
+"""
 
 
 def write_bundle(out: Path) -> list[Path]:
@@ -23,4 +32,5 @@ def write_bundle(out: Path) -> list[Path]:
         else:
             shutil.copy2(source, out / name)
     shutil.copy2(handout.README, out / "README.md")  # the student's own, with nothing that needs instructor material
+    (out / ".gitignore").write_text(GITIGNORE)
     return sorted(p for p in out.rglob("*") if p.is_file())

@@ -30,6 +30,8 @@ def test_bundle_has_no_hidden_material_and_grades_from_goldens(tmp_path):
     assert not any(f.startswith(("solutions/", "reference/", "tests/")) or f.endswith("test_hidden.py")
                    for f in files)
     assert "exercises/sampling.py" in files or "exercises/kv_cache.py" in files
+    ignored = (out / ".gitignore").read_text().split()
+    assert {".venv/", ".infergrade-progress.json"} <= set(ignored)
     submission = tmp_path / "student"
     shutil.copytree(SOLUTIONS_DIR, submission)
     env = {**os.environ, "PYTHONPATH": str(out)}
