@@ -65,14 +65,15 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale) -> t
         q: [S, H, D] queries (float32, float16 or bfloat16).
         k_cache, v_cache: [num_blocks, block_size, H_kv, D]; H is a multiple of H_kv, and query head h reads
             KV head h // (H // H_kv).
-        block_tables: [S, max_blocks] int; row s lists sequence s's blocks in token order (entries past its last
-            block are padding, still valid block ids).
+        block_tables: [S, max_blocks] int; row s lists sequence s's blocks in token order. Entries past its
+            first ceil(context_lens[s] / block_size) are padding and may hold any int (-1, 0, an id past the pool).
         context_lens: [S] int; sequence s attends to its first context_lens[s] tokens, at least 1 (the new
             token's own key and value are already in the cache) and at most max_blocks * block_size.
         scale: multiplies the scores q . k before the softmax.
     Returns:
         [S, H, D]: per query head, the softmax(scale * q . k)-weighted sum of the values of the sequence's first
-        context_lens[s] tokens (compute the softmax in at least float32).
+        context_lens[s] tokens (compute the softmax in at least float32). Slots no sequence attends to were never
+        written: like real GPU memory they may hold NaN, inf or huge values, and must not change the answer.
     Raises:
         ValueError naming the argument: a context length outside [1, max_blocks * block_size] (with 0 tokens the
         softmax has nothing to normalise and gives NaN), or H not a multiple of H_kv.

@@ -87,7 +87,11 @@ class BlockAllocator:
 
 
 def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
-    """Decode attention of one query per sequence over KV blocks gathered through its block table."""
+    """Decode attention of one query per sequence over the KV slots its block table lists, and no other.
+
+    Unwritten slots of a real pool hold garbage (NaN, inf) and block tables are padded with ids that may be no
+    block at all, so each sequence selects its own slots before the softmax: a weight of 0 does not erase a NaN.
+    """
     num_seqs, num_heads, head_dim = q.shape                      # q: [S, H, D]
     num_blocks, block_size, num_kv_heads, _ = k_cache.shape      # k_cache, v_cache: [N, B, H_kv, D]
     if num_heads % num_kv_heads != 0:
@@ -97,17 +101,15 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
     if not bool(((context_lens >= 1) & (context_lens <= capacity)).all()):   # 0 tokens: softmax over nothing, NaN
         raise ValueError(f"context_lens must lie in [1, {capacity}], got {context_lens.tolist()}")
     compute = torch.promote_types(q.dtype, torch.float32)
-    tables = block_tables.long()                                 # tables: [S, M]
-    keys = k_cache[tables].flatten(1, 2)                         # keys: [S, M*B, H_kv, D]
-    values = v_cache[tables].flatten(1, 2)                       # values: [S, M*B, H_kv, D]
-    keys = keys.repeat_interleave(group, dim=2).to(compute)      # keys: [S, T, H, D], head h reads h // group
-    values = values.repeat_interleave(group, dim=2).to(compute)  # values: [S, T, H, D]
-    scores = torch.einsum("shd,sthd->sht", q.to(compute), keys) * scale   # scores: [S, H, T]
-    positions = torch.arange(keys.shape[1])                      # positions: [T]
-    past_end = positions[None, :] >= context_lens.long()[:, None]         # past_end: [S, T]
-    scores = scores.masked_fill(past_end[:, None, :], float("-inf"))
-    weights = scores.softmax(dim=-1)                             # weights: [S, H, T]
-    out = torch.einsum("sht,sthd->shd", weights, values)         # out: [S, H, D]
+    out = torch.empty(num_seqs, num_heads, head_dim, dtype=compute)
+    for s, length in enumerate(context_lens.tolist()):
+        blocks = block_tables[s, :-(-length // block_size)].long()              # blocks: [n], the used entries
+        keys = k_cache[blocks].flatten(0, 1)[:length]                           # keys: [L, H_kv, D], used slots
+        values = v_cache[blocks].flatten(0, 1)[:length]                         # values: [L, H_kv, D]
+        keys = keys.repeat_interleave(group, dim=1).to(compute)                 # keys: [L, H, D], h reads h // group
+        values = values.repeat_interleave(group, dim=1).to(compute)            # values: [L, H, D]
+        scores = torch.einsum("hd,lhd->hl", q[s].to(compute), keys) * scale     # scores: [H, L]
+        out[s] = torch.einsum("hl,lhd->hd", scores.softmax(dim=-1), values)     # out[s]: [H, D]
     return out.to(q.dtype)
 
 

@@ -10,8 +10,10 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from exercises import paged_kv as stub
-from grader.checks.paged_kv.cases import TOLERANCE_FLOOR, expected_outputs, paged_case
+from grader.checks.paged_kv.cases import (TOLERANCE_FLOOR, expected_outputs, holds_garbage, paged_case,
+                                          with_garbage)
 from grader.engine import CheckFailure, mismatch, tolerance
+from grader.grading import grade
 from reference import paged_kv as ref
 from solutions import paged_kv as sol
 
@@ -123,6 +125,61 @@ def test_solution_matches_reference_within_the_dtype_tolerance(spec):
     outputs = expected_outputs(ref, case)
     atol, rtol = tolerance(*outputs["calibration"], TOLERANCE_FLOOR[case["q"].dtype])
     assert mismatch(sol.paged_attention(**case), outputs["expected"], atol, rtol) is None
+
+
+@QUICK
+@given(spec=specs(dtypes=(torch.float32, torch.float16, torch.bfloat16)), seed=st.integers(0, 2**31 - 1))
+def test_garbage_in_unused_slots_and_padding_changes_no_answer(spec, seed):
+    gen = torch.Generator().manual_seed(seed)
+    clean = paged_case(gen, **spec)
+    dirty = with_garbage(gen, clean)
+    assert holds_garbage(dirty) and not holds_garbage(clean)
+    for cache in ("k_cache", "v_cache"):
+        values = dirty[cache]
+        assert values.isnan().any() and values.isposinf().any() and values.isneginf().any()
+        assert (values == torch.finfo(values.dtype).max).any() and (values == torch.finfo(values.dtype).min).any()
+    assert torch.equal(ref.paged_attention(**dirty), ref.paged_attention(**clean))
+    outputs = expected_outputs(ref, dirty)
+    atol, rtol = tolerance(*outputs["calibration"], TOLERANCE_FLOOR[spec["dtype"]])
+    assert mismatch(sol.paged_attention(**dirty), outputs["expected"], atol, rtol) is None
+
+
+# the solution before issue 18: every entry of block_tables gathered (ids clamped into the pool here, so that
+# padding cannot raise) and the slots past the context zeroed through their softmax weight: 0 x NaN is NaN
+MASKED_BY_WEIGHT = """
+def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
+    group = q.shape[1] // k_cache.shape[2]
+    tables = block_tables.long().clamp(0, k_cache.shape[0] - 1)
+    keys = k_cache[tables].flatten(1, 2).repeat_interleave(group, 2).float()                # [S, T, H, D]
+    values = v_cache[tables].flatten(1, 2).repeat_interleave(group, 2).float()
+    scores = torch.einsum("shd,sthd->sht", q.float(), keys) * scale
+    past_end = torch.arange(keys.shape[1])[None, :] >= context_lens.long()[:, None]
+    weights = scores.masked_fill(past_end[:, None, :], float("-inf")).softmax(-1)
+    return torch.einsum("sht,sthd->shd", weights, values).to(q.dtype)
+"""
+
+
+def test_garbage_checks_fail_attention_that_masks_by_weight():
+    from grader.checks.paged_kv import test_hidden, test_public
+    from grader.engine import goldens
+
+    goldens.activate("paged_kv", record=False)                       # the public checks read the stored cases
+    masked = types.SimpleNamespace(paged_attention=mutant("masked_by_weight", MASKED_BY_WEIGHT).paged_attention)
+    test_public.test_attention_matches_dense(masked)                 # right on clean pools
+    with pytest.raises(CheckFailure, match="NaN from unused cache slots: mask by selecting the used positions"):
+        test_public.test_attention_garbage_slots(masked)
+    with pytest.raises(CheckFailure, match="NaN from unused cache slots"):
+        test_hidden.test_attention_garbage_random(masked)
+
+
+def test_garbage_check_names_the_padding_when_an_id_past_the_pool_raises(tmp_path):
+    (tmp_path / "paged_kv.py").write_text((ROOT / "solutions" / "paged_kv.py").read_text() + "\n"
+                                          + UNCHECKED)        # gathers every entry of block_tables
+    doc = grade(tmp_path, ["paged_kv"], hidden=False, seed=0, with_progress=False, only={"paged_attention"})
+    checks = {c["id"]: c for t in doc["topics"] for c in t["checks"]}
+    garbage = checks["paged_kv.attention_garbage_slots"]
+    assert garbage["status"] == "failed" and "padding and may hold any id" in garbage["message"], garbage
+    assert checks["paged_kv.attention_matches_dense"]["status"] == "passed"
 
 
 @pytest.mark.parametrize("spec", [

@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from grader.engine import expect_close, expect_raises, fail, tolerance
+from grader.engine import SubmissionRaised, expect_close, expect_raises, fail, tolerance
 
 TOLERANCE_FLOOR = {torch.float64: 1e-12, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 
@@ -37,13 +37,63 @@ def paged_case(gen: torch.Generator, context_lens: list, heads: int, kv_heads: i
     }
 
 
+def used_blocks(case: dict) -> list:
+    """Per sequence, how many entries of its block_tables row hold its tokens: ceil(context_len / block_size)."""
+    block_size = case["k_cache"].shape[1]
+    return [math.ceil(n / block_size) for n in case["context_lens"].tolist()]
+
+
+def with_garbage(gen: torch.Generator, case: dict) -> dict:
+    """The case as a real pool holds it: unwritten memory, and block tables padded with ids that are no block.
+
+    Every cache slot that no sequence attends to (past a context's end in its last block, and the two blocks nobody
+    uses) holds NaN, +inf, -inf or the dtype's largest value of either sign, each kind in equal shares, shuffled
+    element by element; each padding entry of block_tables (past a sequence's ceil(context_len / block_size)
+    blocks) is -1, 0, the pool's size or the table dtype's largest id. The answer is unchanged: only the used slots
+    and entries may be read.
+    """
+    k_cache, tables = case["k_cache"], case["block_tables"]
+    num_blocks, block_size = k_cache.shape[:2]                          # k_cache: [N, B, H_kv, D]
+    attended = torch.zeros(num_blocks, block_size, dtype=torch.bool)    # attended: [N, B]
+    for s, n in enumerate(case["context_lens"].tolist()):
+        for t in range(n):
+            attended[int(tables[s, t // block_size]), t % block_size] = True
+    big = torch.finfo(k_cache.dtype).max
+    junk = torch.tensor([math.nan, math.inf, -math.inf, big, -big], dtype=k_cache.dtype)
+
+    def garbage_in_unused_slots(cache: torch.Tensor) -> torch.Tensor:
+        unused = (~attended[:, :, None, None]).expand(cache.shape).flatten().nonzero()[:, 0]   # unused: [U]
+        assert len(unused) >= len(junk), "the spare blocks hold every kind of garbage"
+        filled = cache.flatten().clone()                                                       # filled: [N*B*H_kv*D]
+        filled[unused[torch.randperm(len(unused), generator=gen)]] = junk[torch.arange(len(unused)) % len(junk)]
+        return filled.view(cache.shape)
+
+    odd_ids = torch.tensor([-1, 0, num_blocks, torch.iinfo(tables.dtype).max], dtype=tables.dtype)
+    padded = tables.clone()                                             # padded: [S, max_blocks]
+    assert all(padded.shape[1] > n for n in used_blocks(case)), "every row needs a padding entry"
+    for s, n in enumerate(used_blocks(case)):
+        padded[s, n:] = odd_ids[torch.randint(0, len(odd_ids), (padded.shape[1] - n,), generator=gen)]
+    return {**case, "k_cache": garbage_in_unused_slots(k_cache),
+            "v_cache": garbage_in_unused_slots(case["v_cache"]), "block_tables": padded}
+
+
+def holds_garbage(case: dict) -> bool:
+    """Whether the case's caches hold non-finite values or its block tables ids outside the pool."""
+    num_blocks = case["k_cache"].shape[0]
+    tables = case["block_tables"]
+    return (not bool(torch.isfinite(case["k_cache"]).all() and torch.isfinite(case["v_cache"]).all())
+            or bool(((tables < 0) | (tables >= num_blocks)).any()))
+
+
 def describe(case: dict) -> str:
     """A short text of the case for failure messages."""
     q, k = case["q"], case["k_cache"]
+    garbage = (" (unused slots hold NaN, +-inf and +-the largest float; padding entries of block_tables are "
+               "-1, 0 or ids past the pool)" if holds_garbage(case) else "")
     return (f"paged_attention(q=[S={q.shape[0]}, H={q.shape[1]}, D={q.shape[2]}] {str(q.dtype)[6:]}, "
             f"k_cache/v_cache=[{k.shape[0]} blocks, block_size={k.shape[1]}, H_kv={k.shape[2]}, D={k.shape[3]}], "
             f"block_tables={case['block_tables'].tolist()}, context_lens={case['context_lens'].tolist()}, "
-            f"scale={case['scale']:.4g})")
+            f"scale={case['scale']:.4g}){garbage}")
 
 
 def calibration_case(case: dict) -> dict:
@@ -79,7 +129,22 @@ def expect_attention(sub, case: dict, outputs: dict) -> None:
     """The submission's paged_attention on `case` must match the float64 answer within the dtype's tolerance."""
     atol, rtol = tolerance(*outputs["calibration"], TOLERANCE_FLOOR[case["q"].dtype])
     wrong = {mid: value for mid, value in outputs.items() if mid == "gqa_head_mapping"}
-    expect_close(sub.paged_attention(**case), outputs["expected"], describe(case), atol, rtol, misconceptions=wrong)
+    garbage = holds_garbage(case)
+    try:
+        out = sub.paged_attention(**case)
+    except SubmissionRaised as raised:
+        if not garbage:
+            raise
+        fail(f"{describe(case)} raised {raised.type_name}: {raised.message}; entries of block_tables past a "
+             f"sequence's ceil(context_lens[s] / block_size) blocks are padding and may hold any id: read only the "
+             f"entries (and slots) each sequence uses")
+    if garbage and isinstance(out, torch.Tensor) and out.shape == outputs["expected"].shape:
+        spurious = ~torch.isfinite(out) & torch.isfinite(outputs["expected"])   # spurious: [S, H, D]
+        if bool(spurious.any()):
+            fail(f"{describe(case)} returned NaN or inf in {int(spurious.sum())} of {out.numel()} outputs, though "
+                 f"every slot the sequences attend to is finite: NaN from unused cache slots: mask by selecting the "
+                 f"used positions (0 x NaN and 0 x inf are NaN, so a weight of 0 does not remove a garbage value)")
+    expect_close(out, outputs["expected"], describe(case), atol, rtol, misconceptions=wrong)
 
 
 def expect_refused(sub, case: dict, names, why: str) -> None:

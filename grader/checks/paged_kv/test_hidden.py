@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.checks.paged_kv.allocator import run_allocator_machine
-from grader.checks.paged_kv.cases import expect_attention, expect_refused, expected_outputs, paged_case
+from grader.checks.paged_kv.cases import (expect_attention, expect_refused, expected_outputs, paged_case,
+                                          with_garbage)
 from grader.engine import check, expect_equal, reference
 
 
@@ -40,6 +41,16 @@ def attention_specs(draw) -> dict:
 @given(spec=attention_specs(), tensor_seed=st.integers(0, 2**31 - 1))
 def test_attention_random(sub, spec, tensor_seed):
     case = paged_case(torch.Generator().manual_seed(tensor_seed), **spec)
+    expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))
+
+
+@check("attention_garbage_random", points=3, hint="paged_attention",
+       title="paged_attention ignores NaN, inf and huge values in unused slots and odd padding ids, on random cases")
+@settings(max_examples=15, deadline=None)
+@given(spec=attention_specs(), tensor_seed=st.integers(0, 2**31 - 1))
+def test_attention_garbage_random(sub, spec, tensor_seed):
+    gen = torch.Generator().manual_seed(tensor_seed)
+    case = with_garbage(gen, paged_case(gen, **spec))
     expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))
 
 

@@ -3,7 +3,8 @@
 import torch
 
 from grader.checks.paged_kv.allocator import as_slot, as_table, run_allocator_machine
-from grader.checks.paged_kv.cases import expect_attention, expect_refused, expected_outputs, paged_case
+from grader.checks.paged_kv.cases import (expect_attention, expect_refused, expected_outputs, paged_case,
+                                          with_garbage)
 from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, fail, golden, reference
 
 
@@ -239,10 +240,13 @@ def test_allocator_state_machine(sub, seed):
 
 # ---------------------------------------------------------------- paged_attention
 
-def stored_case(key: str, **spec) -> tuple[dict, dict]:
-    """The fixed case `key` (inputs drawn once, then stored) and its golden outputs."""
+def stored_case(key: str, garbage: bool = False, **spec) -> tuple[dict, dict]:
+    """The fixed case `key` (inputs drawn once, then stored; `garbage`: unused slots and padding entries hold
+    junk) and its golden outputs."""
     def compute() -> dict:
-        case = paged_case(torch.Generator().manual_seed(sum(map(ord, key))), **spec)
+        gen = torch.Generator().manual_seed(sum(map(ord, key)))
+        case = paged_case(gen, **spec)
+        case = with_garbage(gen, case) if garbage else case
         return {"case": case, **expected_outputs(reference("paged_kv"), case)}
     stored = golden(key, compute)
     return stored["case"], {k: v for k, v in stored.items() if k != "case"}
@@ -282,6 +286,21 @@ def test_attention_low_precision(sub):
                           dtype=torch.bfloat16)),
     ):
         expect_attention(sub, *stored_case(key, **spec))
+
+
+@check("attention_garbage_slots", points=1, hint="paged_attention",
+       title="paged_attention reads only the used slots: NaN, inf or huge values elsewhere and padding ids -1, 0 or "
+             "past the pool change nothing")
+def test_attention_garbage_slots(sub):
+    # a real pool is never cleared: slots nobody wrote hold whatever was there, and engines pad block tables with
+    # ids that are no block of the sequence (0, -1, ...)
+    for key, spec in (
+        ("garbage_gqa", dict(context_lens=[5, 8, 1], heads=4, kv_heads=2, head_dim=8, block_size=4,
+                             dtype=torch.float32)),
+        ("garbage_float16", dict(context_lens=[3, 10], heads=2, kv_heads=1, head_dim=8, block_size=3,
+                                 dtype=torch.float16, table_dtype=torch.int64)),
+    ):
+        expect_attention(sub, *stored_case(key, garbage=True, **spec))
 
 
 @check("attention_bad_arguments", points=1, hint="paged_attention",

@@ -11,10 +11,11 @@ def paged_attention(q, k_cache, v_cache, block_tables, context_lens, scale):
     if not bool(((context_lens >= 1) & (context_lens <= capacity)).all()):
         raise ValueError(f"context_lens must lie in [1, {capacity}], got {context_lens.tolist()}")
     compute = torch.promote_types(q.dtype, torch.float32)
-    tables = block_tables.long()
-    keys = k_cache[tables].flatten(1, 2).repeat(1, 1, group, 1).to(compute)
-    values = v_cache[tables].flatten(1, 2).repeat(1, 1, group, 1).to(compute)
-    scores = torch.einsum("shd,sthd->sht", q.to(compute), keys) * scale
-    past_end = torch.arange(keys.shape[1])[None, :] >= context_lens.long()[:, None]
-    weights = scores.masked_fill(past_end[:, None, :], float("-inf")).softmax(dim=-1)
-    return torch.einsum("sht,sthd->shd", weights, values).to(q.dtype)
+    out = torch.empty(num_seqs, num_heads, head_dim, dtype=compute)
+    for s, length in enumerate(context_lens.tolist()):
+        blocks = block_tables[s, :-(-length // block_size)].long()
+        keys = k_cache[blocks].flatten(0, 1)[:length].repeat(1, group, 1).to(compute)
+        values = v_cache[blocks].flatten(0, 1)[:length].repeat(1, group, 1).to(compute)
+        scores = torch.einsum("hd,lhd->hl", q[s].to(compute), keys) * scale
+        out[s] = torch.einsum("hl,lhd->hd", scores.softmax(dim=-1), values)
+    return out.to(q.dtype)
