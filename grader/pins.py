@@ -1,8 +1,9 @@
 """The versions the generated environments install (Gradescope's image, GitHub Actions): this environment's.
 
-Every runtime dependency of pyproject.toml, and triton so that no Triton check is skipped, pinned to the version
-installed where the instructor runs the command; torch comes from PyTorch's CPU wheel index (the CUDA build is
-several GB, and grading runs on the CPU).
+Every runtime dependency of pyproject.toml, triton so that no Triton check is skipped, and everything those need in
+turn (the whole environment that was tested, not only its top), pinned to the version installed where the
+instructor runs the command; torch comes from PyTorch's CPU wheel index (the CUDA build is several GB, and grading
+runs on the CPU).
 """
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import re
 import tomllib
 from importlib import metadata
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import grader
 
@@ -35,9 +39,28 @@ def installed(name: str) -> str:
                           f"pip install -e '.[dev]' first") from None
 
 
+def closure(names: list[str]) -> list[str]:
+    """`names` and every distribution they need in turn on this platform (no extras), in the order found."""
+    found, todo = {}, [canonicalize_name(n) for n in names]
+    while todo:
+        name = todo.pop(0)
+        if name in found:
+            continue
+        found[name] = None
+        try:
+            needs = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # `installed` says so when the pin is asked for
+        for text in needs:
+            need = Requirement(text)
+            if need.marker is None or need.marker.evaluate({"extra": ""}):
+                todo.append(canonicalize_name(need.name))
+    return list(found)
+
+
 def pins() -> dict[str, str]:
-    """{name: version} for every requirement; torch first."""
-    found = {name: installed(name) for name in requirements()}
+    """{name: version} for every requirement and what it needs in turn; torch first."""
+    found = {name: installed(name) for name in closure(requirements())}
     return {"torch": found.pop("torch"), **found}
 
 

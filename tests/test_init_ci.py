@@ -106,3 +106,17 @@ def test_every_infergrade_command_is_a_real_subcommand_with_real_options(workflo
             options = [a.split("=", 1)[0] for a in args[1:] if a.startswith("-")]
             assert set(options) <= known, f"infergrade {args[0]}: unknown {set(options) - known}"
             command.make_context(args[0], list(args[1:]))  # click parses it: values of the right type, arity
+
+
+def test_the_pins_cover_what_the_direct_dependencies_need_in_turn():
+    """Gradescope's setup.sh and the workflows install the whole tested environment, not only its top."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    versions = {canonicalize_name(n): v for n, v in pins.pins().items()}
+    needed = {canonicalize_name(Requirement(text).name) for direct in pins.requirements()
+              for text in metadata.requires(direct) or [] if Requirement(text).marker is None}
+    assert needed and needed <= set(versions), needed - set(versions)
+    assert all(metadata.version(name).split("+")[0] == version for name, version in versions.items())
