@@ -9,12 +9,13 @@ def block_hashes(tokens, block_size):
     """Hashes that identify the cacheable blocks of a prompt.
 
     Args:
-        tokens: list of int token ids.
+        tokens: list of int token ids (any int: the checks use negative ids too).
         block_size: tokens per block (>= 1).
     Returns:
         A list with one hashable value (int or str) per full block. Two prompts with equal first k full blocks
-        get equal first k hashes; changing token i changes the hash of block i // block_size and of every
-        later block, and no earlier one. Deterministic within a process; the values themselves are up to you.
+        get equal first k hashes; changing token i (to any other int) changes the hash of block i // block_size
+        and of every later block, and no earlier one. Deterministic within a process; the values themselves are
+        up to you.
     Raises:
         ValueError naming `block_size` when it is below 1.
     """

@@ -1,6 +1,9 @@
 """Model answer for the prompt_cache topic: chained block hashes, an LRU prefix cache and session cost."""
+import hashlib
 from collections import OrderedDict
 from itertools import takewhile
+
+ROOT_HASH = "0" * 64  # the parent of a prompt's first block
 
 
 def _require(ok, message):
@@ -9,12 +12,21 @@ def _require(ok, message):
         raise ValueError(message)
 
 
+def _chain_hash(parent, block):
+    """SHA-256 of the parent's hash and the block's ids in decimal: no two (parent, ids) pairs share a text.
+
+    Python's hash() would not do: hash(-1) == hash(-2), so tuples differing only there collide.
+    """
+    text = parent + ":" + ",".join(str(int(token)) for token in block)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def block_hashes(tokens, block_size):
     """One hash per full block; each folds in its parent's hash, so it names the whole prefix up to the block."""
     _require(block_size >= 1, f"block_size must be >= 1, got {block_size}")
-    hashes, parent = [], None
+    hashes, parent = [], ROOT_HASH
     for start in range(0, len(tokens) // block_size * block_size, block_size):
-        parent = hash((parent, tuple(tokens[start:start + block_size])))
+        parent = _chain_hash(parent, tokens[start:start + block_size])
         hashes.append(parent)
     assert len(hashes) == len(tokens) // block_size
     return hashes

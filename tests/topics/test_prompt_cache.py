@@ -48,6 +48,31 @@ def test_block_hashes_have_the_contract_properties(tokens, block_size, data):
         assert changed == [block >= i // block_size for block in range(len(hashes))]
 
 
+@pytest.mark.parametrize("module", [ref, sol])
+@pytest.mark.parametrize("a, b", [(-1, -2), (0, 2**61 - 1), (1, 2**61)])   # equal under CPython's hash()
+def test_block_hashes_tell_apart_ids_that_python_hash_confuses(module, a, b):
+    assert hash(a) == hash(b) and hash((None, (5, a))) == hash((None, (5, b)))
+    first, second = module.block_hashes([5, a, 7, 8], 2), module.block_hashes([5, b, 7, 8], 2)
+    assert first[0] != second[0] and first[1] != second[1]
+
+
+def test_chained_check_fails_a_block_hash_built_on_python_hash():
+    from grader.checks.prompt_cache import test_public
+    from grader.engine import CheckFailure, goldens
+
+    def python_hash_chain(tokens, block_size):   # the solution before issue 18
+        hashes, parent = [], None
+        for start in range(0, len(tokens) // block_size * block_size, block_size):
+            parent = hash((parent, tuple(tokens[start:start + block_size])))
+            hashes.append(parent)
+        return hashes
+
+    goldens.activate("prompt_cache", record=False)
+    with pytest.raises(CheckFailure, match=r"-1 and -2 must hash apart") as failed:
+        test_public.test_block_hashes_chained(types.SimpleNamespace(block_hashes=python_hash_chain))
+    assert failed.value.misconception is None
+
+
 def test_lru_scenario_traced_by_hand():
     a, b, c = [1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]
     cache = ref.PrefixCache(4, 2)

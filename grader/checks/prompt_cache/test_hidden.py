@@ -28,6 +28,9 @@ def test_random_block_hashes(sub, seed):
     for _ in range(CASES):
         block_size = r.randint(1, 8)
         tokens = random_tokens(r, 1, 40)
+        i = r.randrange(len(tokens))           # the token to change
+        if r.random() < 0.5:                   # -1 to -2: CPython's hash(-1) == hash(-2), tuples included
+            tokens[i] = -1
         what = f"block_hashes({tokens}, {block_size})"
         got = hashes_of(sub, tokens, block_size)
         full_blocks = len(ref.block_hashes(tokens, block_size))
@@ -35,15 +38,17 @@ def test_random_block_hashes(sub, seed):
             partial = len(tokens) % block_size and len(got) == full_blocks + 1
             fail(f"{what} returned {len(got)} hashes, expected {full_blocks}",
                  "partial_block_hashed" if partial else None)
-        i = r.randrange(len(tokens))
-        edited = tokens[:i] + [tokens[i] + r.randint(1, 5)] + tokens[i + 1:]
+        edited = tokens[:i] + [-2 if tokens[i] == -1 else tokens[i] + r.randint(1, 5)] + tokens[i + 1:]
         after = hashes_of(sub, edited, block_size)
         expected = [a != b for a, b in zip(ref.block_hashes(tokens, block_size), ref.block_hashes(edited, block_size))]
         changed = [a != b for a, b in zip(got, after)]
         if len(after) != len(got) or changed != expected:
             only_own_block = [block == i // block_size for block in range(len(changed))]
-            fail(f"changing token {i} of {tokens} (block_size {block_size}) changed the hashes of blocks "
-                 f"{[b for b, c in enumerate(changed) if c]}, expected {[b for b, c in enumerate(expected) if c]}",
+            why = (" (token ids -1 and -2 must hash apart; CPython's hash(-1) == hash(-2): hash a stable encoding of "
+                   "the ids)" if tokens[i] == -1 else "")
+            fail(f"changing token {i} of {tokens} to {edited[i]} (block_size {block_size}) changed the hashes of "
+                 f"blocks {[b for b, c in enumerate(changed) if c]}, expected "
+                 f"{[b for b, c in enumerate(expected) if c]}{why}",
                  "unchained_hash" if changed == only_own_block else None)
         k = r.randint(0, full_blocks)
         if hashes_of(sub, tokens[:k * block_size], block_size) != got[:k]:

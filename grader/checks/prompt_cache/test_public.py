@@ -52,6 +52,19 @@ def test_block_hashes_chained(sub):
                  f"{[b for b, changed in enumerate(got) if changed]}, expected blocks "
                  f"{[b for b, changed in enumerate(expected) if changed]}",
                  "unchained_hash" if got == only_own_block else None)
+    # token ids are ints, and CPython's hash() is no identity of ints: hash(-1) == hash(-2), so a tuple holding -1
+    # hashes like the same tuple holding -2
+    minus_one, minus_two = [7, -1, 3, 0, 5, 2, 8, 9], [7, -2, 3, 0, 5, 2, 8, 9]
+    expected = golden("changed.minus_one_two", lambda: changed_blocks(
+        reference("prompt_cache").block_hashes(minus_one, block_size),
+        reference("prompt_cache").block_hashes(minus_two, block_size)))
+    got = changed_blocks(hashes_of(sub, minus_one, block_size), hashes_of(sub, minus_two, block_size))
+    if got != expected:
+        fail(f"block_hashes({minus_one}, 4) and block_hashes({minus_two}, 4) differ in the hashes of blocks "
+             f"{[b for b, changed in enumerate(got) if changed]}, expected blocks "
+             f"{[b for b, changed in enumerate(expected) if changed]}: token ids -1 and -2 must hash apart "
+             f"(CPython's hash(-1) == hash(-2), and so do tuples that differ only there); hash a stable encoding "
+             f"of the ids, such as hashlib over their decimal text")
 
 
 @check("block_hashes_equal_prefixes", points=1, hint="block_hashes",

@@ -3,8 +3,8 @@
 
 def block_hashes(tokens, block_size):
     _require(block_size >= 1, f"block_size must be >= 1, got {block_size}")
-    hashes, parent = [], None
+    hashes, parent = [], ROOT_HASH
     for start in range(0, len(tokens), block_size):
-        parent = hash((parent, tuple(tokens[start:start + block_size])))
+        parent = _chain_hash(parent, tokens[start:start + block_size])
         hashes.append(parent)
     return hashes

@@ -3,5 +3,5 @@
 
 def block_hashes(tokens, block_size):
     _require(block_size >= 1, f"block_size must be >= 1, got {block_size}")
-    return [hash(tuple(tokens[start:start + block_size]))
+    return [_chain_hash(ROOT_HASH, tokens[start:start + block_size])
             for start in range(0, len(tokens) // block_size * block_size, block_size)]
