@@ -5,7 +5,10 @@ A model has two methods:
   score(tokens, n)   -> Tensor[n, V]   the next-token distributions after each of the last n prefixes of
                                        `tokens`, in one forward pass: row j follows tokens[:len(tokens) - n + 1 + j].
 The models count their calls, so the checks can see how many forward passes you spend.
-Reference: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative Decoding" (2023).
+References: Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative Decoding" (2023);
+Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling" (2023). Leviathan et al.'s
+Algorithm 1 accepts a draft token when u <= p/q; this exercise follows Chen et al.'s strict u < p/q. The two differ
+only when u lands exactly on p/q: a token the target forbids (p = 0) drawn with u = 0 is rejected here.
 """
 import torch
 
