@@ -8,7 +8,8 @@ draft token is accepted with probability `min(1, p/q)` (target over draft probab
 only when `u` lands exactly on `p/q` (probability 0 for a continuous `u`); the case that can happen in floating
 point is a token the target forbids (`p = 0`) drawn with `u = 0`, which the strict test rejects. This exercise
 follows Chen et al. At the first rejection a replacement is drawn from the normalised residual `max(0, p - q)`,
-and if all are accepted the target adds a bonus token. This rule makes the output distributed **exactly** as the target's own samples.
+and if all are accepted the target adds a bonus token. This rule makes the output distributed **exactly** as the
+target's own samples.
 
 With acceptance rate `alpha`, one iteration yields `(1 - alpha^(gamma+1)) / (1 - alpha)` tokens on average and
 costs one target pass plus `gamma` draft passes (each `c` of a target pass). More draft tokens pay off only when
@@ -43,7 +44,7 @@ with its mistakes included.
 
 Verifying a distribution is not fact-checking. The target checks that each token is one it would itself have
 produced with that probability, not that the text is true: a confident error of the target is accepted as
-readily as a fact, and a correct draft token the target considers unlikely is rejected. Speculative decoding
+readily as a fact, and a correct draft token the target considers unlikely is usually rejected. Speculative decoding
 changes how fast the answer comes, never what it says; checking what it says needs evidence from outside the
 model (tests, sources, tools).
 """
