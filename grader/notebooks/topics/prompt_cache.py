@@ -10,8 +10,9 @@ matches too; a match always leaves the last token to compute (its logits are nee
 Providers price it, each by its own rules: reading from the cache costs a fraction of plain input (0.1x at
 Anthropic and for OpenAI's GPT-5, 2025), and writing to it costs 1.25x input at Anthropic for a 5-minute cache
 (2x for one hour) but nothing extra at OpenAI, which caches automatically and charges no write premium. The
-experiment uses Anthropic's ratios. The lesson for prompt design: keep what is stable at the front. One changing token early in the prompt, such as a
-timestamp before the system prompt, changes every later block's hash and turns each turn into a full miss.
+experiment uses Anthropic's ratios. The lesson for prompt design: keep what is stable at the front. One changing
+token early in the prompt, such as a timestamp before the system prompt, changes every later block's hash and
+turns each turn into a full miss.
 """
 
 EXPERIMENTS = [
@@ -50,8 +51,8 @@ A prompt cache is computation state, not memory. It keeps the keys and values th
 tokens produced, so that the same tokens need not be computed again; the model learns nothing from it and
 recalls nothing through it. A hit changes what a request costs and how soon its first token comes, never what
 the model knows or answers: the same prompt gives the same distribution (up to floating-point rounding) whether
-its prefix came from the cache or was computed afresh. When the cache expires or evicts a block, nothing is forgotten that the model had
-learned; the next request simply pays the prefill again. Whatever a conversation should carry forward must be
+its prefix came from the cache or was computed afresh. When the cache expires or evicts a block, nothing is
+forgotten that the model had learned; the next request simply pays the prefill again. Whatever a conversation should carry forward must be
 in the prompt (or in a store the application reads into it), and a high hit rate is no measure of how well an
 agent remembers.
 """
