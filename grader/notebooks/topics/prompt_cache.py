@@ -48,11 +48,11 @@ plt.show()
 
 CLOSING = """
 A prompt cache is computation state, not memory. It keeps the keys and values that a prefill of exactly these
-tokens produced, so that the same tokens need not be computed again; the model learns nothing from it and
-recalls nothing through it. A hit changes what a request costs and how soon its first token comes, never what
-the model knows or answers: the same prompt gives the same distribution (up to floating-point rounding) whether
-its prefix came from the cache or was computed afresh. When the cache expires or evicts a block, nothing is
-forgotten that the model had learned; the next request simply pays the prefill again. Whatever a conversation should carry forward must be
-in the prompt (or in a store the application reads into it), and a high hit rate is no measure of how well an
-agent remembers.
+tokens produced, so that the same tokens need not be computed again; the model learns nothing from it and recalls
+nothing through it. A hit changes what a request costs and how soon its first token comes, never what the model
+knows or answers: the same prompt gives the same distribution (up to floating-point rounding) whether its prefix
+came from the cache or was computed afresh. When the cache expires or evicts a block, nothing is forgotten that the
+model had learned; the next request simply pays the prefill again. Whatever a conversation should carry forward
+must be in the prompt (or in a store the application reads into it), and a high hit rate is no measure of how well
+an agent remembers.
 """
