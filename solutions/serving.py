@@ -3,7 +3,7 @@ import math
 from collections import deque
 from itertools import pairwise
 
-STATUSES = ("ok", "cancelled", "timeout")
+STATUSES = ("ok", "cancelled", "timeout", "rejected")
 SLO_KEYS = ("ttft", "tpot", "itl", "e2e")
 RELATIVE = 1e-9  # a time within 1e-9 (relative) of a threshold has reached it (the contract's boundary rule)
 
@@ -13,12 +13,15 @@ def _reached(t, threshold):
     return t >= threshold - RELATIVE * abs(threshold)
 
 
-def _check_arguments(requests, policy, max_num_seqs, cost):
+def _check_arguments(requests, policy, max_num_seqs, cost, limits):
     """Raise ValueError naming the first bad argument of simulate."""
     if policy not in ("continuous", "static"):
         raise ValueError(f"policy must be 'continuous' or 'static', got {policy!r}")
     if max_num_seqs < 1:
         raise ValueError(f"max_num_seqs must be >= 1, got {max_num_seqs}")
+    for name, value in limits.items():
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     for key in ("base", "per_prefill_token", "per_decode_seq"):
         if key not in cost:
             raise ValueError(f"cost is missing {key!r}")
@@ -44,26 +47,85 @@ def _early_end(request, t):
     return None
 
 
-def _admit(waiting, running, policy, max_num_seqs):
-    """The first waiting requests (arrival order) that take a free seat now: every step under continuous
-    batching, only into an empty engine under static batching."""
+def _rejected(request, kv_blocks, block_size, max_model_len):
+    """Whether a request is refused at arrival: longer than max_model_len, or more blocks than the cache has."""
+    tokens = request["prompt_tokens"] + request["output_tokens"]
+    too_long = max_model_len is not None and tokens > max_model_len
+    return too_long or (kv_blocks is not None and math.ceil(tokens / block_size) > kv_blocks)
+
+
+def _token_budget(max_num_batched_tokens):
+    """The tokens one step may process: unlimited without chunked prefill."""
+    return math.inf if max_num_batched_tokens is None else max_num_batched_tokens
+
+
+def _seats(running, policy, max_num_seqs):
+    """How many waiting requests may take a seat now: every step under continuous batching, only in an empty
+    engine under static batching."""
     if policy == "static" and running:
-        return []
-    return waiting[:max_num_seqs - len(running)]
+        return 0
+    return max_num_seqs - len(running)
+
+
+def _resume(state, request, record):
+    """A request's state on admission: its prompt and every token it already produced to (re)compute, no cache."""
+    state["todo"], state["cached"] = request["prompt_tokens"] + record["output_tokens"], 0
+
+
+def _victim(running):
+    """The running request recompute preemption evicts: the one admitted last."""
+    return running[-1]
+
+
+def _plan(running, states, budget):
+    """{request: tokens it processes this step}: decodes first, then prompt chunks, each in admission order."""
+    work, left = {}, budget
+    for i in running:
+        if states[i]["todo"] == 0 and left >= 1:
+            work[i], left = 1, left - 1
+    for i in running:
+        if states[i]["todo"] > 0 and left >= 1:
+            work[i] = min(states[i]["todo"], left)
+            left -= work[i]
+    return work
+
+
+def _blocks_after(state, tokens, block_size):
+    """The blocks a request holds after a step that processes `tokens` of its tokens (a new token included)."""
+    if state["todo"] == 0:
+        return math.ceil((state["cached"] + (tokens > 0)) / block_size)
+    return math.ceil((state["cached"] + tokens + (tokens == state["todo"])) / block_size)
+
+
+def _blocks_needed(running, states, work, block_size):
+    """The blocks the running requests hold after the planned step."""
+    return sum(_blocks_after(states[i], work.get(i, 0), block_size) for i in running)
 
 
 def _step_seconds(cost, prefill_tokens, decoding):
-    """One engine step: fixed overhead, the prefill of the prompts admitted in it, one decode per earlier request."""
+    """One engine step: fixed overhead, the prompt or recompute tokens it processes, one decode per request."""
     return cost["base"] + cost["per_prefill_token"] * prefill_tokens + cost["per_decode_seq"] * decoding
 
 
-def simulate(requests, policy, max_num_seqs, cost):
+def simulate(requests, policy, max_num_seqs, cost, kv_blocks=None, block_size=16, max_num_batched_tokens=None,
+             max_model_len=None):
     """Step the engine from t = 0 until every request has ended; one record per request, in input order."""
-    _check_arguments(requests, policy, max_num_seqs, cost)
+    _check_arguments(requests, policy, max_num_seqs, cost, {
+        "kv_blocks": kv_blocks, "block_size": block_size, "max_num_batched_tokens": max_num_batched_tokens,
+        "max_model_len": max_model_len})
+    budget = _token_budget(max_num_batched_tokens)
+    capacity = math.inf if kv_blocks is None else kv_blocks
     records = [{"id": r["id"], "arrival": r["arrival"], "first_token": None, "token_times": [], "finish": None,
-                "status": None, "prompt_tokens": r["prompt_tokens"], "output_tokens": 0} for r in requests]
-    pending = deque(sorted(range(len(requests)), key=lambda i: (requests[i]["arrival"], i)))  # not arrived yet
-    waiting, running = [], []  # arrived and not admitted (in arrival order); admitted and not ended
+                "status": None, "prompt_tokens": r["prompt_tokens"], "output_tokens": 0, "preemptions": 0}
+               for r in requests]
+    states = [{"todo": 0, "cached": 0} for _ in requests]  # tokens left to prefill; tokens in the cache
+    pending = deque()  # not arrived yet, in arrival order
+    for i in sorted(range(len(requests)), key=lambda i: (requests[i]["arrival"], i)):
+        if _rejected(requests[i], kv_blocks, block_size, max_model_len):
+            records[i]["finish"], records[i]["status"] = requests[i]["arrival"], "rejected"
+        else:
+            pending.append(i)
+    waiting, running = [], []  # arrived and not running (queue order); running, in admission order
     t = 0.0
 
     def finish(i, status):
@@ -80,26 +142,55 @@ def simulate(requests, policy, max_num_seqs, cost):
                 finish(i, status)
         waiting = [i for i in waiting if records[i]["status"] is None]
         running = [i for i in running if records[i]["status"] is None]
-        # 2. admission, in arrival order, while seats are free
-        admitted = _admit(waiting, running, policy, max_num_seqs)
-        waiting = waiting[len(admitted):]
-        if not running and not admitted:
+        # 2. admission in queue order, into free seats, while the budget lasts and the first chunk fits
+        work = _plan(running, states, budget)
+        left = budget - sum(work.values())
+        free = capacity - _blocks_needed(running, states, work, block_size)
+        for _ in range(_seats(running, policy, max_num_seqs)):
+            if not waiting or left < 1:
+                break
+            i = waiting[0]
+            _resume(states[i], requests[i], records[i])
+            chunk = min(states[i]["todo"], left)
+            need = _blocks_after(states[i], chunk, block_size)
+            if need > free:
+                break  # first come, first served: nobody overtakes the head of the queue
+            running.append(waiting.pop(0))
+            left, free = left - chunk, free - need
+        if not running:
             if not pending:  # the last requests ended at this boundary
                 break
             t = float(requests[pending[0]]["arrival"])  # idle: jump to the next arrival
             continue
-        # 3. the step: overhead + prefill of the admitted prompts + one decode per request already running
-        t += _step_seconds(cost, sum(requests[i]["prompt_tokens"] for i in admitted), len(running))
-        # 4. one token for every request in the batch; the newly admitted get their first
-        for i in running + admitted:
-            record = records[i]
+        # 3. preemption: evict until the step's cache fits; the evicted recompute when admitted again
+        work = _plan(running, states, budget)
+        evicted = []
+        while _blocks_needed(running, states, work, block_size) > capacity:
+            i = _victim(running)
+            running.remove(i)
+            records[i]["preemptions"] += 1
+            evicted.append(i)
+            work = _plan(running, states, budget)
+        waiting = evicted[::-1] + waiting  # the evicted go first, in admission order
+        # 4. the step: overhead + every prompt or recompute token it processes + one decode per decoding request
+        prefill = sum(tokens for i, tokens in work.items() if states[i]["todo"] > 0)
+        t += _step_seconds(cost, prefill, sum(states[i]["todo"] == 0 for i in work))
+        # 5. a token for each decode and for each request whose prompt is now all processed
+        for i, tokens in work.items():
+            state, record = states[i], records[i]
+            if state["todo"] > 0:
+                state["todo"] -= tokens
+                state["cached"] += tokens
+                if state["todo"] > 0:
+                    continue
+            state["cached"] += 1
             record["token_times"].append(t)
             record["output_tokens"] += 1
             if record["first_token"] is None:
                 record["first_token"] = t
             if record["output_tokens"] == requests[i]["output_tokens"]:
                 finish(i, "ok")
-        running = [i for i in running + admitted if records[i]["status"] is None]
+        running = [i for i in running if records[i]["status"] is None]
     return records
 
 

@@ -16,9 +16,18 @@ from exercises import serving as stub
 from grader import hints
 from grader.checks.serving import test_hidden, test_public
 from grader.checks.serving.expect import metrics_difference, records_difference
-from grader.checks.serving.invariants import expect_engine_invariants
+from grader.checks.serving.invariants import expect_engine_invariants, expect_limit_invariants
+from grader.checks.serving.lesson import (
+    BUDGETS,
+    CHUNK_SEATS,
+    KV_LIMITS,
+    KV_SEATS,
+    SEATS,
+    SLO,
+    SPAN,
+    lesson_requests,
+)
 from grader.checks.serving.lesson import COST as LESSON_COST
-from grader.checks.serving.lesson import MAX_NUM_SEQS, SLO, SPAN, lesson_requests
 from grader.checks.serving.logs import random_log, random_slo
 from grader.checks.serving.misconceptions import (
     metrics_predictions,
@@ -36,8 +45,9 @@ from grader.checks.serving.records import (
     SLOS,
     TOKENS,
 )
-from grader.checks.serving.traces import COST, TRACES
-from grader.checks.serving.workloads import TICK, random_case
+from grader.checks.serving.test_public import code_records
+from grader.checks.serving.traces import COST, LIMITS, PREEMPTIONS, TRACES
+from grader.checks.serving.workloads import TICK, limited_case, random_case
 from grader.engine import CheckFailure
 from reference import serving as ref
 from solutions import serving as sol
@@ -46,7 +56,10 @@ ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "tests" / "mutants" / "serving"
 FUNCTIONS = ("simulate", "serving_metrics")
 MISCONCEPTIONS = {"tpot_includes_first_token", "failed_in_latency", "mean_of_rates", "nearest_rank_percentile",
-                  "ignores_max_num_seqs", "first_token_without_prefill"}
+                  "ignores_max_num_seqs", "first_token_without_prefill", "preempts_oldest", "preemption_keeps_cache",
+                  "prefill_not_chunked", "admits_over_max_model_len"}
+ENGINE_MISCONCEPTIONS = ["ignores_max_num_seqs", "first_token_without_prefill", "preempts_oldest",
+                         "preemption_keeps_cache", "prefill_not_chunked", "admits_over_max_model_len"]
 QUICK = settings(max_examples=60, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 
@@ -61,9 +74,10 @@ def outcome(records: list) -> dict:
 @pytest.mark.parametrize("name", sorted(TRACES))
 def test_reference_reproduces_the_hand_worked_trace(name):
     requests, policy, max_num_seqs, hand = TRACES[name]
-    records = ref.simulate(requests, policy, max_num_seqs, COST)
+    records = ref.simulate(requests, policy, max_num_seqs, COST, **LIMITS.get(name, {}))
     assert outcome(records) == hand  # exact: every time is a multiple of 1/4
     assert [r["id"] for r in records] == [r["id"] for r in requests]
+    assert {r["id"]: r["preemptions"] for r in records} == PREEMPTIONS.get(name, dict.fromkeys(hand, 0))
     for r in records:
         assert r["output_tokens"] == len(r["token_times"])
         assert r["first_token"] == (r["token_times"][0] if r["token_times"] else None)
@@ -133,6 +147,45 @@ def test_invariants_catch_the_engine_misconceptions(misconception):
     assert caught.value.misconception == misconception
 
 
+def limited(seed: int) -> tuple:
+    """(requests, policy, max_num_seqs, cost, limits) of a random run under some resource limits."""
+    r = random.Random(seed)
+    requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=r.random() < 0.8,
+                                                        chunked=r.random() < 0.5, max_len=r.random() < 0.5)
+    return requests, r.choice(["continuous", "static"]), max_num_seqs, cost, limits
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=seeds)
+def test_reference_satisfies_the_limit_invariants(seed):
+    requests, policy, max_num_seqs, cost, limits = limited(seed)
+    records = ref.simulate(requests, policy, max_num_seqs, cost, **limits)
+    expect_limit_invariants(records, requests, max_num_seqs, cost, limits, "reference")
+    assert sol.simulate(requests, policy, max_num_seqs, cost, **limits) == records
+
+
+def test_limited_workloads_preempt_reject_and_chunk_often():
+    runs = [limited(seed) for seed in range(60)]
+    records = [ref.simulate(q, p, m, c, **lim) for q, p, m, c, lim in runs]
+    assert sum(any(r["preemptions"] for r in recs) for recs in records) >= 15
+    assert sum(any(r["status"] == "rejected" for r in recs) for recs in records) >= 15
+    chunked = [(requests, limits["max_num_batched_tokens"]) for requests, *_, limits in runs
+               if "max_num_batched_tokens" in limits]
+    assert sum(any(q["prompt_tokens"] > budget for q in requests) for requests, budget in chunked) >= 5
+
+
+@pytest.mark.parametrize("name, misconception", [("too_long", "admits_over_max_model_len"),
+                                                 ("preemption", "preemption_keeps_cache"),
+                                                 ("chunked", "prefill_not_chunked")])
+def test_limit_invariants_catch_the_limit_misconceptions(name, misconception):
+    requests, policy, max_num_seqs, _ = TRACES[name]
+    limits = LIMITS[name]
+    wrong = simulate_predictions(ref, requests, policy, max_num_seqs, COST, **limits)[misconception]
+    with pytest.raises(CheckFailure) as caught:
+        expect_limit_invariants(wrong, requests, max_num_seqs, COST, limits, "wrong")
+    assert caught.value.misconception == misconception
+
+
 # --- serving_metrics against closed forms and numpy ----------------------------------------------------------
 
 @QUICK
@@ -159,7 +212,7 @@ def test_tpot_and_itl_of_the_tokens_log():
 
 def test_failed_requests_are_counted_not_timed():
     m = ref.serving_metrics(FAILED, 10.0)
-    assert m["counts"] == {"ok": 2, "cancelled": 1, "timeout": 1}
+    assert m["counts"] == {"ok": 2, "cancelled": 1, "timeout": 1, "rejected": 0}
     assert m["ttft"]["mean"] == 1.0 and m["e2e"]["mean"] == 2.0 and m["itl"]["p99"] == pytest.approx(1 - 0.02 * 0.5)
     assert m["request_throughput"] == 0.2 and m["output_throughput"] == 0.5
 
@@ -179,31 +232,70 @@ def test_statistics_over_nothing_are_none():
     for name, records in EMPTY.items():
         m = ref.serving_metrics(records, 2.0, percentiles=(50, 99.9))
         assert m["tpot"] == m["itl"] == {"mean": None, "p50": None, "p99.9": None}, name
-        assert set(m["counts"]) == {"ok", "cancelled", "timeout"}
+        assert set(m["counts"]) == {"ok", "cancelled", "timeout", "rejected"}
     assert ref.serving_metrics(EMPTY["only failed"], 2.0)["output_throughput"] == 0.0
 
 
-# --- the lesson ----------------------------------------------------------------------------------------------
+# --- the lessons ----------------------------------------------------------------------------------------------
 
-def test_lesson_throughput_and_p99_ttft_rise_together_and_the_mean_hides_the_p99():
-    requests = lesson_requests()
-    figures = [ref.serving_metrics(ref.simulate(requests, "continuous", m, LESSON_COST), SPAN, SLO)
-               for m in MAX_NUM_SEQS]
-    for smaller, larger in pairwise(figures):
-        assert larger["output_throughput"] > 1.05 * smaller["output_throughput"]
-        assert larger["ttft"]["p99"] > smaller["ttft"]["p99"]
-    top = figures[-1]
-    assert top["ttft"]["mean"] < SLO["ttft"] < top["ttft"]["p99"] / 3
-    assert top["counts"]["cancelled"] > 0 and top["counts"]["timeout"] > 0
-    assert figures[0]["counts"]["timeout"] > 5 * top["counts"]["timeout"]  # the small engine sheds the slow ones
+def lesson_run(max_num_seqs: int, limits: dict) -> tuple:
+    """The reference's records of the lesson at one setting and their metrics (SLO on TTFT)."""
+    records = ref.simulate(lesson_requests(), "continuous", max_num_seqs, LESSON_COST, **limits)
+    return records, ref.serving_metrics(records, SPAN, SLO)
 
 
-def test_lesson_is_exact_and_solution_agrees():
+def test_lesson_1_the_small_engine_sheds_half_the_class_and_shows_a_better_p99():
+    (_, small), (_, middle), (_, large) = (lesson_run(m, {}) for m in SEATS)
+    total = sum(small["counts"].values())
+    assert small["counts"]["timeout"] >= 0.4 * total          # about half the class times out at 4 seats
+    assert small["ttft"]["p99"] < middle["ttft"]["p99"]        # and the survivors' tail looks better than at 8
+    assert small["counts"]["timeout"] > 2 * middle["counts"]["timeout"]
+    assert small["goodput"] < middle["goodput"] < large["goodput"]  # goodput tells the truth
+    for m in (small, middle, large):
+        assert m["ttft"]["mean"] < SLO["ttft"] < m["ttft"]["p99"]  # the mean hides the p99 at every size
+
+
+def test_lesson_1_counting_the_timed_out_waits_makes_the_small_engines_tail_far_worse():
+    records, metrics = lesson_run(SEATS[0], {})
+    waits = [(r["first_token"] if r["first_token"] is not None else r["finish"]) - r["arrival"]
+             for r in records if r["status"] in ("ok", "timeout")]
+    assert float(np.percentile(waits, 99)) > 3 * metrics["ttft"]["p99"]
+
+
+def test_lesson_2_more_seats_than_the_cache_holds_preempt_recompute_and_lose_throughput():
+    (fits, fitting), (crowded, crowding) = (lesson_run(m, KV_LIMITS) for m in KV_SEATS)
+    assert sum(r["preemptions"] for r in fits) == 0
+    assert fits == lesson_run(KV_SEATS[0], {"max_num_batched_tokens": KV_LIMITS["max_num_batched_tokens"]})[0]
+    assert sum(r["preemptions"] for r in crowded) > 20
+    assert crowding["output_throughput"] < 0.5 * fitting["output_throughput"]
+    unlimited = lesson_run(KV_SEATS[1], {"max_num_batched_tokens": KV_LIMITS["max_num_batched_tokens"]})[1]
+    assert unlimited["output_throughput"] > fitting["output_throughput"]  # the seats help when the cache holds them
+
+
+def test_lesson_3_chunked_prefill_cuts_itl_p99_at_a_ttft_cost_to_long_prompts():
+    (whole, whole_metrics), (chunked, chunked_metrics) = (
+        lesson_run(CHUNK_SEATS, {} if budget is None else {"max_num_batched_tokens": budget}) for budget in BUDGETS)
+    assert chunked_metrics["itl"]["p99"] < 0.7 * whole_metrics["itl"]["p99"]
+    code_whole, code_chunked = (ref.serving_metrics(code_records(r), SPAN) for r in (whole, chunked))
+    assert code_chunked["ttft"]["mean"] > 1.1 * code_whole["ttft"]["mean"]
+    assert code_chunked["ttft"]["p99"] > code_whole["ttft"]["p99"]
+    # each step is bounded: no gap longer than a step with a full budget and every seat decoding
+    longest = LESSON_COST["base"] + LESSON_COST["per_prefill_token"] * BUDGETS[1] + \
+        LESSON_COST["per_decode_seq"] * CHUNK_SEATS
+    assert max(b - a for r in chunked for a, b in pairwise(r["token_times"])) <= longest
+    assert max(b - a for r in whole for a, b in pairwise(r["token_times"])) > 2 * longest
+
+
+LESSON_SETTINGS = [(m, {}) for m in SEATS] + [(m, KV_LIMITS) for m in KV_SEATS] + \
+    [(CHUNK_SEATS, {"max_num_batched_tokens": b}) for b in BUDGETS if b is not None]
+
+
+@pytest.mark.parametrize("max_num_seqs, limits", LESSON_SETTINGS)
+def test_lesson_is_exact_and_solution_agrees(max_num_seqs, limits):
     requests = lesson_requests()
     assert all((r["arrival"] / TICK).is_integer() for r in requests)
-    for m in MAX_NUM_SEQS:
-        assert sol.simulate(requests, "continuous", m, LESSON_COST) == ref.simulate(requests, "continuous", m,
-                                                                                      LESSON_COST)
+    assert sol.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits) == \
+        ref.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits)
 
 
 # --- the solution and the comparators ------------------------------------------------------------------------
@@ -262,6 +354,10 @@ SIMULATE_BAD = [
                  COST)),
     ("cancel_at", ([{"id": 1, "arrival": 0.0, "prompt_tokens": 1, "output_tokens": 1, "cancel_at": -1}], "static",
                    1, COST)),
+    ("kv_blocks", ([], "static", 1, COST, 0)),
+    ("block_size", ([], "continuous", 1, COST, 4, -16)),
+    ("max_num_batched_tokens", ([], "continuous", 1, COST, None, 16, 0)),
+    ("max_model_len", ([], "continuous", 1, COST, None, 16, None, 0)),
 ]
 METRICS_BAD = [
     ("duration", (FAILED, 0)),
@@ -303,11 +399,14 @@ def points_by_function(module) -> dict:
 def test_hidden_checks_carry_at_least_70_percent_of_each_function():
     public, hidden = points_by_function(test_public), points_by_function(test_hidden)
     assert set(public) == set(hidden) == set(FUNCTIONS)
-    # the lesson check (hint serving_metrics) calls simulate first: the rule holds whichever function it counts for
-    lesson = test_public.test_lesson_throughput_against_tail.__infergrade__
-    public[lesson.hint] -= lesson.points
+    # the lesson checks call both simulate and serving_metrics: the rule holds whichever function they count for
+    lessons = [test.__infergrade__ for name, test in vars(test_public).items() if name.startswith("test_lesson_")]
+    assert len(lessons) == 3
+    for lesson in lessons:
+        public[lesson.hint] -= lesson.points
+    lesson_points = sum(lesson.points for lesson in lessons)
     for fn in FUNCTIONS:
-        assert hidden[fn] >= 0.7 * (public[fn] + lesson.points + hidden[fn]), (fn, public[fn], hidden[fn])
+        assert hidden[fn] >= 0.7 * (public[fn] + lesson_points + hidden[fn]), (fn, public[fn], hidden[fn])
 
 
 # --- stub, hints, mutants ------------------------------------------------------------------------------------
@@ -346,17 +445,29 @@ def mutant(misconception: str) -> types.ModuleType:
     return module
 
 
-@pytest.mark.parametrize("misconception", ["ignores_max_num_seqs", "first_token_without_prefill"])
+@pytest.mark.parametrize("misconception", ENGINE_MISCONCEPTIONS)
 def test_engine_mutant_returns_what_its_misconception_predicts(misconception):
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
     module = mutant(misconception)
     differs = 0
-    for requests, policy, max_num_seqs, _ in TRACES.values():
-        got = module.simulate(requests, policy, max_num_seqs, COST)
-        predicted = simulate_predictions(ref, requests, policy, max_num_seqs, COST)[misconception]
-        assert got == predicted
-        differs += got != ref.simulate(requests, policy, max_num_seqs, COST)
+    for name, (requests, policy, max_num_seqs, _) in TRACES.items():
+        limits = LIMITS.get(name, {})
+        got = module.simulate(requests, policy, max_num_seqs, COST, **limits)
+        expected = ref.simulate(requests, policy, max_num_seqs, COST, **limits)
+        predicted = simulate_predictions(ref, requests, policy, max_num_seqs, COST, **limits).get(misconception,
+                                                                                               expected)
+        assert got == predicted, name
+        differs += got != expected
     assert differs > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=seeds, misconception=st.sampled_from(ENGINE_MISCONCEPTIONS))
+def test_engine_mutant_matches_its_prediction_under_random_limits(seed, misconception):
+    requests, policy, max_num_seqs, cost, limits = limited(seed)
+    got = mutant(misconception).simulate(requests, policy, max_num_seqs, cost, **limits)
+    predictions = simulate_predictions(ref, requests, policy, max_num_seqs, cost, **limits)
+    assert got == predictions.get(misconception, ref.simulate(requests, policy, max_num_seqs, cost, **limits))
 
 
 @pytest.mark.parametrize("misconception", ["tpot_includes_first_token", "failed_in_latency", "mean_of_rates",

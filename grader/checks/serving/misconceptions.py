@@ -1,19 +1,58 @@
 """What each misconception of the serving topic would return, computed from the reference's own functions.
 
-simulate's misconceptions are changes of its inputs: an engine that ignores max_num_seqs runs as if there were a
-seat for every request, and one that hands out the first token without prefill runs as if prompt tokens cost
-nothing. serving_metrics' misconceptions change one field each; a prediction holds only the fields it changes.
+Most of simulate's misconceptions are changes of its inputs: an engine that ignores max_num_seqs runs as if there
+were a seat for every request, one that hands out the first token without prefill as if prompt tokens cost
+nothing, one that never chunks a prompt as if there were no token budget, one that admits what max_model_len
+refuses as if there were no such limit. The two preemption misconceptions change one decision of the reference's
+engine: which request is evicted, and whether an evicted one recomputes its cache. serving_metrics'
+misconceptions change one field each; a prediction holds only the fields it changes.
 """
 import math
 
 SEAT_FOR_EVERY_REQUEST = 10 ** 6
+LIMITS = ("kv_blocks", "block_size", "max_num_batched_tokens", "max_model_len")
 
 
-def simulate_predictions(ref, requests: list, policy: str, max_num_seqs: int, cost: dict) -> dict:
-    """{misconception id: the records simulate would return under it}."""
-    return {"ignores_max_num_seqs": ref.simulate(requests, policy, SEAT_FOR_EVERY_REQUEST, cost),
-            "first_token_without_prefill": ref.simulate(requests, policy, max_num_seqs,
-                                                        {**cost, "per_prefill_token": 0.0})}
+def engine_run(ref, engine_class, requests: list, policy: str, max_num_seqs: int, cost: dict, limits: dict) -> list:
+    """The records of an engine of class `engine_class` (the reference's Engine or a subclass) on valid inputs."""
+    settings = {"block_size": 16, **limits}
+    return engine_class(requests, policy, max_num_seqs, ref.validated_cost(cost), settings.get("kv_blocks"),
+                        settings["block_size"], settings.get("max_num_batched_tokens"),
+                        settings.get("max_model_len")).run()
+
+
+def preemption_predictions(ref, requests: list, policy: str, max_num_seqs: int, cost: dict, limits: dict) -> dict:
+    """The records of an engine that evicts the oldest running request, and of one whose evicted requests come
+    back with their cache (no recomputation)."""
+    class OldestFirst(ref.Engine):
+        def victim(self):
+            return self.running[0]
+
+    class KeepsCache(ref.Engine):
+        def resume(self, i):
+            if self.records[i]["preemptions"] == 0:
+                super().resume(i)
+
+    return {"preempts_oldest": engine_run(ref, OldestFirst, requests, policy, max_num_seqs, cost, limits),
+            "preemption_keeps_cache": engine_run(ref, KeepsCache, requests, policy, max_num_seqs, cost, limits)}
+
+
+def simulate_predictions(ref, requests: list, policy: str, max_num_seqs: int, cost: dict, **limits) -> dict:
+    """{misconception id: the records simulate would return under it}; `limits` are simulate's optional
+    arguments (kv_blocks, block_size, max_num_batched_tokens, max_model_len)."""
+    assert set(limits) <= set(LIMITS), limits
+    predictions = {"ignores_max_num_seqs": ref.simulate(requests, policy, SEAT_FOR_EVERY_REQUEST, cost, **limits),
+                   "first_token_without_prefill": ref.simulate(requests, policy, max_num_seqs,
+                                                               {**cost, "per_prefill_token": 0.0}, **limits)}
+    if limits.get("kv_blocks") is not None:
+        predictions.update(preemption_predictions(ref, requests, policy, max_num_seqs, cost, limits))
+    if limits.get("max_num_batched_tokens") is not None:
+        predictions["prefill_not_chunked"] = ref.simulate(requests, policy, max_num_seqs, cost,
+                                                          **{**limits, "max_num_batched_tokens": None})
+    if limits.get("max_model_len") is not None:
+        predictions["admits_over_max_model_len"] = ref.simulate(requests, policy, max_num_seqs, cost,
+                                                                **{**limits, "max_model_len": None})
+    return predictions
 
 
 def nearest_rank(sorted_values: list, q: float) -> float:

@@ -3,7 +3,10 @@ field by field with the live reference, and the engine's invariants on whatever 
 import random
 
 from grader.checks.serving.expect import expect_metrics, expect_records
-from grader.checks.serving.invariants import expect_engine_invariants
+from grader.checks.serving.invariants import (
+    expect_engine_invariants,
+    expect_limit_invariants,
+)
 from grader.checks.serving.logs import (
     random_duration,
     random_log,
@@ -15,7 +18,7 @@ from grader.checks.serving.misconceptions import (
     simulate_predictions,
 )
 from grader.checks.serving.records import record
-from grader.checks.serving.workloads import random_case
+from grader.checks.serving.workloads import limited_case, random_case
 from grader.engine import check, reference
 
 CASES = 15
@@ -33,7 +36,7 @@ def expect_random_runs(sub, seed: int, policies: list, deadline_share: float) ->
         expect_records(sub.simulate(requests, policy, max_num_seqs, cost),
                        ref.simulate(requests, policy, max_num_seqs, cost),
                        f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})",
-                       simulate_predictions(ref, requests, policy, max_num_seqs, cost))
+                       lambda: simulate_predictions(ref, requests, policy, max_num_seqs, cost))
 
 
 @check("random_continuous", points=7, hint="simulate",
@@ -64,6 +67,54 @@ def test_engine_invariants(sub, seed):
         policy = r.choice(["continuous", "static"])
         expect_engine_invariants(sub.simulate(requests, policy, max_num_seqs, cost), requests, max_num_seqs, cost,
                                  f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})")
+
+
+def expect_limited_runs(sub, seed: int, kv: bool, chunked: bool, max_len: bool, deadline_share: float) -> None:
+    """CASES random engine runs under resource limits must return the reference's records; a differing run is
+    named after the misconception whose records it equals."""
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(CASES):
+        requests, max_num_seqs, cost, limits = limited_case(r, r.random() < deadline_share, kv, chunked, max_len)
+        policy = r.choice(["continuous", "continuous", "static"])
+        expect_records(sub.simulate(requests, policy, max_num_seqs, cost, **limits),
+                       ref.simulate(requests, policy, max_num_seqs, cost, **limits),
+                       f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost}, **{limits})",
+                       lambda: simulate_predictions(ref, requests, policy, max_num_seqs, cost, **limits))
+
+
+@check("random_kv_preemption", points=6, hint="simulate",
+       title="simulate under a KV-cache limit on random crowds: admission by free blocks, recompute preemption of "
+             "the request admitted last, rejection of what never fits")
+def test_random_kv_preemption(sub, seed):
+    expect_limited_runs(sub, seed, kv=True, chunked=False, max_len=False, deadline_share=0.3)
+
+
+@check("random_chunked_prefill", points=5, hint="simulate",
+       title="simulate with a token budget per step on random crowds: decodes first, then prompt chunks")
+def test_random_chunked_prefill(sub, seed):
+    expect_limited_runs(sub, seed, kv=False, chunked=True, max_len=False, deadline_share=0.3)
+
+
+@check("random_all_limits", points=5, hint="simulate",
+       title="simulate with a KV limit, a token budget and max_model_len together, with cancellations and timeouts")
+def test_random_all_limits(sub, seed):
+    expect_limited_runs(sub, seed, kv=True, chunked=True, max_len=True, deadline_share=0.5)
+
+
+@check("limit_invariants", points=4, hint="simulate",
+       title="under resource limits: no step over kv_blocks or the token budget, preempted requests recompute, "
+             "no token lost or duplicated, rejections exactly at arrival")
+def test_limit_invariants(sub, seed):
+    r = random.Random(seed)
+    for _ in range(CASES):
+        requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=r.random() < 0.8,
+                                                            chunked=r.random() < 0.5, max_len=r.random() < 0.5)
+        policy = r.choice(["continuous", "static"])
+        expect_limit_invariants(sub.simulate(requests, policy, max_num_seqs, cost, **limits), requests,
+                                max_num_seqs, cost, limits,
+                                f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost}, "
+                                f"**{limits})")
 
 
 def expect_random_metrics(sub, ref, records: list, duration: float, slo, percentiles) -> None:
@@ -107,6 +158,19 @@ def test_random_goodput(sub, seed):
         for _ in range(3):
             expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
                                   random_percentiles(r))
+
+
+@check("random_metrics_under_limits", points=4, hint="serving_metrics",
+       title="serving_metrics on logs of runs under resource limits: rejected requests counted, never timed")
+def test_random_metrics_under_limits(sub, seed):
+    r = random.Random(seed)
+    ref = reference("serving")
+    for _ in range(LOGS):
+        requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=True, chunked=r.random() < 0.5,
+                                                            max_len=True)
+        records = ref.simulate(requests, "continuous", max_num_seqs, cost, **limits)
+        expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
+                              random_percentiles(r))
 
 
 @check("random_nothing_to_time", points=4, hint="serving_metrics",

@@ -7,7 +7,16 @@ from grader.checks.serving.expect import (
     same_value,
 )
 from grader.checks.serving.lesson import COST as LESSON_COST
-from grader.checks.serving.lesson import MAX_NUM_SEQS, SLO, SPAN, lesson_requests
+from grader.checks.serving.lesson import (
+    BUDGETS,
+    CHUNK_SEATS,
+    KV_LIMITS,
+    KV_SEATS,
+    SEATS,
+    SLO,
+    SPAN,
+    lesson_requests,
+)
 from grader.checks.serving.misconceptions import (
     metrics_predictions,
     simulate_predictions,
@@ -25,7 +34,7 @@ from grader.checks.serving.records import (
     SLOS,
     TOKENS,
 )
-from grader.checks.serving.traces import COST, TRACES
+from grader.checks.serving.traces import COST, LIMITS, TRACES
 from grader.engine import check, expect_raises, fail, golden, reference
 
 TRACES_FILE = "grader/checks/serving/traces.py"
@@ -35,15 +44,18 @@ RECORDS_FILE = "grader/checks/serving/records.py"
 def expect_trace(sub, name: str) -> None:
     """The submission's simulate on trace `name` must return the golden records (derived by hand in traces.py)."""
     requests, policy, max_num_seqs, _ = TRACES[name]
+    limits = LIMITS.get(name, {})
 
     def compute() -> dict:
         ref = reference("serving")
-        return {"expected": ref.simulate(requests, policy, max_num_seqs, COST),
-                "wrong": simulate_predictions(ref, requests, policy, max_num_seqs, COST)}
+        return {"expected": ref.simulate(requests, policy, max_num_seqs, COST, **limits),
+                "wrong": simulate_predictions(ref, requests, policy, max_num_seqs, COST, **limits)}
     case = golden(f"trace.{name}", compute)
-    what = (f"simulate({requests}, {policy!r}, max_num_seqs={max_num_seqs}, cost={COST}) "
+    extra = "".join(f", {key}={value}" for key, value in limits.items())
+    what = (f"simulate({requests}, {policy!r}, max_num_seqs={max_num_seqs}, cost={COST}{extra}) "
             f"(the {name} trace, worked step by step in {TRACES_FILE})")
-    expect_records(sub.simulate(requests, policy, max_num_seqs, COST), case["expected"], what, case["wrong"])
+    expect_records(sub.simulate(requests, policy, max_num_seqs, COST, **limits), case["expected"], what,
+                   case["wrong"])
 
 
 @check("admission_limit", points=1, hint="simulate",
@@ -89,6 +101,26 @@ def test_equal_arrival_times(sub):
     expect_trace(sub, "ties")
 
 
+@check("kv_preemption_recomputes", points=1, hint="simulate",
+       title="under kv_blocks the request admitted last is preempted, keeps its tokens and recomputes when readmitted; "
+             "one that could never fit is rejected")
+def test_kv_preemption_recomputes(sub):
+    expect_trace(sub, "preemption")
+
+
+@check("chunked_prefill", points=1, hint="simulate",
+       title="max_num_batched_tokens: decodes first, then prompt chunks in admission order; the first token comes "
+             "with the last prompt token")
+def test_chunked_prefill(sub):
+    expect_trace(sub, "chunked")
+
+
+@check("rejected_over_max_model_len", points=1, hint="simulate",
+       title="a request longer than max_model_len ends rejected at its arrival, with no token")
+def test_rejected_over_max_model_len(sub):
+    expect_trace(sub, "too_long")
+
+
 GOOD_REQUEST = {"id": "r", "arrival": 0.0, "prompt_tokens": 4, "output_tokens": 2}
 SIMULATE_BAD_CALLS = [
     ("policy", ([GOOD_REQUEST], "fifo", 2, COST)),
@@ -100,11 +132,16 @@ SIMULATE_BAD_CALLS = [
     ("output_tokens", ([{**GOOD_REQUEST, "output_tokens": 0}], "continuous", 2, COST)),
     ("timeout", ([{**GOOD_REQUEST, "timeout": -1.0}], "continuous", 2, COST)),
     ("cancel_at", ([{**GOOD_REQUEST, "cancel_at": -2.0}], "continuous", 2, COST)),
+    ("kv_blocks", ([GOOD_REQUEST], "continuous", 2, COST, 0)),
+    ("block_size", ([GOOD_REQUEST], "continuous", 2, COST, 8, 0)),
+    ("max_num_batched_tokens", ([GOOD_REQUEST], "continuous", 2, COST, None, 16, 0)),
+    ("max_model_len", ([GOOD_REQUEST], "static", 2, COST, None, 16, None, -4)),
 ]
 
 
 @check("simulate_bad_arguments", points=1, hint="simulate",
-       title="an unknown policy, max_num_seqs < 1, a missing or negative cost, bad request fields raise ValueError")
+       title="an unknown policy, max_num_seqs < 1, a limit below 1, a missing or negative cost, bad request fields "
+             "raise ValueError")
 def test_simulate_bad_arguments(sub):
     for argument, args in SIMULATE_BAD_CALLS:
         message = expect_raises(ValueError, sub.simulate, *args)
@@ -189,65 +226,99 @@ def test_metrics_bad_arguments(sub):
                  f"ValueError({message!r}); the message should name {argument!r}")
 
 
-def lesson_golden(max_num_seqs: int) -> dict:
-    """The reference's records (without token times) and figures of the lesson at `max_num_seqs`."""
+def code_records(records) -> list:
+    """The coding agent's records (ids "code-..."), the long prompts of the lesson."""
+    return [r for r in records if isinstance(r, dict) and str(r.get("id", "")).startswith("code-")]
+
+
+def lesson_golden(key: str, max_num_seqs: int, limits: dict) -> dict:
+    """The reference's records (without token times) and figures of the lesson at one setting."""
     def compute() -> dict:
         ref = reference("serving")
         requests = lesson_requests()
-        records = ref.simulate(requests, "continuous", max_num_seqs, LESSON_COST)
+        records = ref.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits)
         return {"ends": [end_of(r) for r in records],
                 "wrong_ends": {mid: [end_of(r) for r in wrong] for mid, wrong in simulate_predictions(
-                    ref, requests, "continuous", max_num_seqs, LESSON_COST).items()},
+                    ref, requests, "continuous", max_num_seqs, LESSON_COST, **limits).items()},
                 "metrics": ref.serving_metrics(records, SPAN, SLO),
+                "code": ref.serving_metrics(code_records(records), SPAN),
                 "wrong": metrics_predictions(ref, records)}
-    return golden(f"lesson.{max_num_seqs}", compute)
+    return golden(f"lesson.{key}", compute)
 
 
 def end_of(record) -> tuple | None:
-    """What the lesson compares of a record: (id, status, tokens produced, first token, finish)."""
-    if not isinstance(record, dict) or not {"id", "status", "output_tokens", "first_token", "finish"} <= record.keys():
+    """What the lesson compares of a record: (id, status, tokens produced, first token, finish, preemptions)."""
+    keys = ("id", "status", "output_tokens", "first_token", "finish", "preemptions")
+    if not isinstance(record, dict) or not set(keys) <= record.keys():
         return None
-    return record["id"], record["status"], record["output_tokens"], record["first_token"], record["finish"]
+    return tuple(record[key] for key in keys)
 
 
 def ends_match(got: list, expected: list) -> bool:
     """Whether two lists of record ends agree (times within the tolerance)."""
     return len(got) == len(expected) and all(
-        a is not None and a[:3] == b[:3] and same_value(a[3], b[3]) and same_value(a[4], b[4])
+        a is not None and a[:3] == b[:3] and same_value(a[3], b[3]) and same_value(a[4], b[4]) and a[5] == b[5]
         for a, b in zip(got, expected))
 
 
 def figures(metrics: dict) -> str:
-    """Throughput, TTFT mean and p99 and goodput of a metrics dict, as a short line."""
+    """Counts, throughput, TTFT mean and p99, ITL p99 and goodput of a metrics dict, as a short line."""
     try:
-        return (f"output {metrics['output_throughput']:.1f} tok/s, TTFT mean {metrics['ttft']['mean']:.3f} s, "
-                f"p99 {metrics['ttft']['p99']:.3f} s, goodput {metrics['goodput']:.3f} req/s")
+        return (f"counts {metrics['counts']}, output {metrics['output_throughput']:.1f} tok/s, TTFT mean "
+                f"{metrics['ttft']['mean']:.3f} s, p99 {metrics['ttft']['p99']:.3f} s, ITL p99 "
+                f"{metrics['itl']['p99']:.3f} s, goodput {metrics['goodput']:.3f} req/s")
     except (KeyError, TypeError, ValueError):
         return repr(metrics)[:200]
 
 
-@check("lesson_throughput_against_tail", points=2, hint="serving_metrics",
-       title="the chat/code lesson at max_num_seqs 4, 8, 12: throughput and p99 TTFT rise together, "
-             "and the mean TTFT hides the p99")
-def test_lesson_throughput_against_tail(sub):
+def expect_lesson_run(sub, key: str, max_num_seqs: int, limits: dict) -> None:
+    """The submission's records of the lesson at one setting, and their metrics, must equal the reference's."""
+    case = lesson_golden(key, max_num_seqs, limits)
     requests = lesson_requests()
-    for max_num_seqs in MAX_NUM_SEQS:
-        case = lesson_golden(max_num_seqs)
-        call = (f"simulate(<the lesson's {len(requests)} requests, grader/checks/serving/lesson.py>, 'continuous', "
-                f"max_num_seqs={max_num_seqs}, cost={LESSON_COST})")
-        records = sub.simulate(requests, "continuous", max_num_seqs, LESSON_COST)
-        ends = [end_of(r) for r in records] if isinstance(records, (list, tuple)) else []
-        if not ends_match(ends, case["ends"]):
-            wrong = next((mid for mid, predicted in case["wrong_ends"].items() if ends_match(ends, predicted)), None)
-            at = next((i for i, (a, b) in enumerate(zip(ends, case["ends"])) if not ends_match([a], [b])),
-                      min(len(ends), len(case["ends"])))
-            got = ends[at] if at < len(ends) else "no record"
-            want = case["ends"][at] if at < len(case["ends"]) else "no record"
-            fail(f"{call}: record {at} (id, status, tokens, first_token, finish) = {got}, expected {want}; "
-                 f"the lesson's figures need your simulate to match the reference first", wrong)
-        metrics = sub.serving_metrics(records, SPAN, SLO)
-        if metrics_difference(metrics, case["metrics"]) is not None:
-            expect_metrics(metrics, case["metrics"],
-                           f"serving_metrics(<your records at max_num_seqs={max_num_seqs}>, duration={SPAN}, "
-                           f"slo={SLO}) gave {figures(metrics)}; the reference gives {figures(case['metrics'])}",
-                           case["wrong"])
+    extra = "".join(f", {name}={value}" for name, value in limits.items())
+    call = (f"simulate(<the lesson's {len(requests)} requests, grader/checks/serving/lesson.py>, 'continuous', "
+            f"max_num_seqs={max_num_seqs}, cost={LESSON_COST}{extra})")
+    records = sub.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits)
+    ends = [end_of(r) for r in records] if isinstance(records, (list, tuple)) else []
+    if not ends_match(ends, case["ends"]):
+        wrong = next((mid for mid, predicted in case["wrong_ends"].items() if ends_match(ends, predicted)), None)
+        at = next((i for i, (a, b) in enumerate(zip(ends, case["ends"])) if not ends_match([a], [b])),
+                  min(len(ends), len(case["ends"])))
+        got = ends[at] if at < len(ends) else "no record"
+        want = case["ends"][at] if at < len(case["ends"]) else "no record"
+        fail(f"{call}: record {at} (id, status, tokens, first_token, finish, preemptions) = {got}, expected {want}; "
+             f"the lesson's figures need your simulate to match the reference first", wrong)
+    for name, log, expected, slo in (("", records, case["metrics"], SLO),
+                                     ("the code requests of ", code_records(records), case["code"], None)):
+        metrics = sub.serving_metrics(log, SPAN, slo)
+        if metrics_difference(metrics, expected) is not None:
+            expect_metrics(metrics, expected,
+                           f"serving_metrics(<{name}your records at max_num_seqs={max_num_seqs}{extra}>, "
+                           f"duration={SPAN}, slo={slo}) gave {figures(metrics)}; the reference gives "
+                           f"{figures(expected)}", case["wrong"] if slo else {})
+
+
+@check("lesson_survivorship", points=2, hint="serving_metrics",
+       title="lesson 1: at 4 seats half the requests time out and the p99 TTFT of the rest looks better than at 8; "
+             "read p99 with counts and goodput")
+def test_lesson_survivorship(sub):
+    for max_num_seqs in SEATS:
+        expect_lesson_run(sub, f"seats.{max_num_seqs}", max_num_seqs, {})
+
+
+@check("lesson_kv_preemption", points=1, hint="simulate",
+       title="lesson 2: with a KV limit, more seats than the cache holds cause preemptions and recomputation, and "
+             "throughput falls")
+def test_lesson_kv_preemption(sub):
+    for max_num_seqs in KV_SEATS:
+        expect_lesson_run(sub, f"kv.{max_num_seqs}", max_num_seqs, KV_LIMITS)
+
+
+@check("lesson_chunked_prefill", points=1, hint="simulate",
+       title="lesson 3: chunked prefill cuts the ITL p99 stalls of long prompts, at a TTFT cost to those prompts")
+def test_lesson_chunked_prefill(sub):
+    for budget in BUDGETS:
+        if budget is None:
+            expect_lesson_run(sub, f"seats.{CHUNK_SEATS}", CHUNK_SEATS, {})  # lesson 1's run at 12 seats
+        else:
+            expect_lesson_run(sub, f"chunked.{budget}", CHUNK_SEATS, {"max_num_batched_tokens": budget})

@@ -3,7 +3,8 @@
 All traces use COST: a step lasts 1 s, plus 0.25 s per prompt token admitted in it, plus 0.5 s per request that
 was already running. Every number is a multiple of 1/4, so float64 holds every time exactly whatever the order of
 the additions, and a tie (a cancel at a step boundary) is a true tie. `HAND` holds the derived outcome of each
-trace as {id: (status, token_times, finish)}; the project tests prove the reference reproduces it.
+trace as {id: (status, token_times, finish)}; the project tests prove the reference reproduces it. `LIMITS`
+holds the resource limits (kv_blocks, max_num_batched_tokens, max_model_len) of the traces that have them.
 """
 
 COST = {"base": 1.0, "per_prefill_token": 0.25, "per_decode_seq": 0.5}
@@ -87,6 +88,45 @@ IDLE_HAND = {"a": ("ok", [2.5, 4.0], 4.0), "b": ("ok", [12.0], 12.0), "c": ("ok"
 TIES = [request("x", 2.0, 4, 1), request("y", 1.0, 4, 1), request("z", 1.0, 8, 1), request("w", 2.0, 4, 1)]
 TIES_HAND = {"x": ("ok", [8.0], 8.0), "y": ("ok", [3.0], 3.0), "z": ("ok", [6.0], 6.0), "w": ("ok", [10.0], 10.0)}
 
+# KV-cache limit and recompute preemption, continuous, max_num_seqs = 2, kv_blocks = 5, block_size = 4.
+# A request's cache holds ceil((prompt tokens processed + tokens produced) / 4) blocks.
+# t=0    d (arrives at 1) needs ceil((20 + 1) / 4) = 6 > 5 blocks at its end: rejected at 1, no token
+# t=0    admit a: after its step 4 + 1 tokens = 2 blocks (5 free -> 3); admit b: 2 blocks (3 -> 1)
+#        step 1 + 0.25*8 = 3                                               -> t=3: a, b first (5 tokens each)
+# t=3    a, b grow to 6 tokens (2 blocks each, 4 <= 5); step 1 + 0.5*2 = 2  -> t=5: a, b 2nd
+# t=5    7 tokens each, 4 blocks; step 2                                   -> t=7: a, b 3rd
+# t=7    8 tokens each, 4 blocks; step 2                                   -> t=9: a, b 4th
+# t=9    9 tokens each would need 3 + 3 = 6 > 5 blocks: preempt b (admitted last; its 4 tokens stay, its
+#        blocks are freed, it waits at the queue's front); a alone: 3 blocks; step 1 + 0.5 = 1.5
+#                                                                          -> t=10.5: a 5th
+# t=10.5 a grows to 10 tokens (3 blocks), 2 left; b would recompute 4 + 4 tokens and hold ceil(9 / 4) = 3
+#        blocks after its step: it waits; step 1.5                         -> t=12: a 6th, ok
+# t=12   admit b: recompute 8 tokens (3 blocks after); step 1 + 0.25*8 = 3 -> t=15: b 5th
+# t=15   step 1.5                                                          -> t=16.5: b 6th, ok
+PREEMPTION = [request("a", 0.0, 4, 6), request("b", 0.0, 4, 6), request("d", 1.0, 20, 1)]
+PREEMPTION_HAND = {"a": ("ok", [3.0, 5.0, 7.0, 9.0, 10.5, 12.0], 12.0),
+                   "b": ("ok", [3.0, 5.0, 7.0, 9.0, 15.0, 16.5], 16.5), "d": ("rejected", [], 1.0)}
+PREEMPTION_COUNTS = {"a": 0, "b": 1, "d": 0}
+
+# Chunked prefill, continuous, max_num_seqs = 2, max_num_batched_tokens = 4: decodes first, then prompt chunks
+# in admission order, each taking what is left of the 4 tokens.
+# t=0    admit a (chunk 2, its whole prompt; 2 left) and b (chunk 2 of 6; 0 left); step 1 + 0.25*4 = 2
+#                                                                          -> t=2: a first (last prompt token)
+# t=2    a decodes (1 token; 3 left); b's next chunk is 3 of its last 4; step 1 + 0.25*3 + 0.5*1 = 2.25
+#                                                                          -> t=4.25: a 2nd
+# t=4.25 a decodes; b's last prompt token; step 1 + 0.25 + 0.5 = 1.75       -> t=6: a 3rd, ok; b first
+# t=6    step 1 + 0.5 = 1.5                                                -> t=7.5: b 2nd, ok
+CHUNKED = [request("a", 0.0, 2, 3), request("b", 0.0, 6, 2)]
+CHUNKED_HAND = {"a": ("ok", [2.0, 4.25, 6.0], 6.0), "b": ("ok", [6.0, 7.5], 7.5)}
+
+# max_model_len = 8, continuous, max_num_seqs = 1: b (6 + 3 = 9 tokens) is rejected when it arrives.
+# t=0    admit a (4 + 4 = 8 tokens: allowed); step 1 + 0.25*4 = 2          -> t=2: a first
+# t=0.5  b arrives and is rejected: finish 0.5, no token
+# t=2    c (arrived at 1) waits for the seat; steps of 1.5                 -> t=3.5, 5, 6.5: a ok at 6.5
+# t=6.5  admit c; step 2                                                   -> t=8.5: c first, ok
+TOO_LONG = [request("a", 0.0, 4, 4), request("b", 0.5, 6, 3), request("c", 1.0, 4, 1)]
+TOO_LONG_HAND = {"a": ("ok", [2.0, 3.5, 5.0, 6.5], 6.5), "b": ("rejected", [], 0.5), "c": ("ok", [8.5], 8.5)}
+
 # name: (requests, policy, max_num_seqs, hand-derived outcome)
 TRACES = {
     "admission": (ADMISSION, "continuous", 2, ADMISSION_HAND),
@@ -97,4 +137,15 @@ TRACES = {
     "timeouts": (TIMEOUTS, "continuous", 1, TIMEOUTS_HAND),
     "idle": (IDLE, "continuous", 2, IDLE_HAND),
     "ties": (TIES, "continuous", 1, TIES_HAND),
+    "preemption": (PREEMPTION, "continuous", 2, PREEMPTION_HAND),
+    "chunked": (CHUNKED, "continuous", 2, CHUNKED_HAND),
+    "too_long": (TOO_LONG, "continuous", 1, TOO_LONG_HAND),
 }
+# name: simulate's resource-limit arguments for the trace (none for the others)
+LIMITS = {
+    "preemption": {"kv_blocks": 5, "block_size": 4},
+    "chunked": {"max_num_batched_tokens": 4},
+    "too_long": {"max_model_len": 8},
+}
+# name: {id: preemptions} where a trace has any
+PREEMPTIONS = {"preemption": PREEMPTION_COUNTS}

@@ -47,3 +47,44 @@ def random_requests(r: random.Random, count: int, deadlines: bool) -> list:
 def random_case(r: random.Random, deadlines: bool) -> tuple:
     """(requests, max_num_seqs, cost) of one random engine run."""
     return random_requests(r, r.randint(1, 30), deadlines), r.randint(1, 8), random_cost(r)
+
+
+
+def crowd_requests(r: random.Random, count: int, deadlines: bool) -> list:
+    """`count` requests of comparable size (prompts up to 300 tokens, answers up to 120) in bursts of up to 8:
+    many run at once and all grow, so that a KV cache a little short of them preempts."""
+    requests, clock = [], 0.0
+    while len(requests) < count:
+        clock += ticks(r.choice([0.0, 0.0, r.expovariate(1 / 0.05), r.uniform(1.0, 5.0)]))
+        for _ in range(min(r.choice([1, 2, 4, 8]), count - len(requests))):
+            request = {"id": f"r{len(requests)}", "arrival": clock, "prompt_tokens": r.randint(1, 300),
+                       "output_tokens": r.randint(1, 120)}
+            if deadlines and r.random() < 0.25:
+                request["cancel_at"] = ticks(clock + r.uniform(0.0, 0.8))
+            if deadlines and r.random() < 0.25:
+                request["timeout"] = ticks(r.uniform(0.0, 1.0))
+            requests.append(request)
+    r.shuffle(requests)
+    return requests
+
+
+def limited_case(r: random.Random, deadlines: bool, kv: bool, chunked: bool, max_len: bool) -> tuple:
+    """(requests, max_num_seqs, cost, limits) of one engine run under resource limits.
+
+    The KV cache holds from the largest request to half of what the max_num_seqs largest hold together (one
+    case in ten is smaller, so that some requests never fit); the token budget ranges from a handful of tokens
+    to thousands; max_model_len refuses some requests.
+    """
+    requests = crowd_requests(r, r.randint(2, 30), deadlines)
+    max_num_seqs, limits = r.randint(2, 12), {}
+    totals = [request["prompt_tokens"] + request["output_tokens"] for request in requests]
+    if kv:
+        limits["block_size"] = r.choice([1, 4, 16])
+        blocks = sorted((-(-total // limits["block_size"]) for total in totals), reverse=True)
+        low = blocks[0] // 2 if r.random() < 0.1 else blocks[0]
+        limits["kv_blocks"] = r.randint(max(1, low), max(blocks[0], sum(blocks[:max_num_seqs]) // 2))
+    if chunked:
+        limits["max_num_batched_tokens"] = r.choice([r.randint(2, 16), r.randint(16, 256), r.randint(256, 4096)])
+    if max_len:
+        limits["max_model_len"] = r.randint(min(totals), max(totals))
+    return requests, max_num_seqs, random_cost(r), limits

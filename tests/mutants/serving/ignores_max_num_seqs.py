@@ -1,7 +1,7 @@
 """Bug: every arrived request is admitted at once; max_num_seqs never limits the batch."""
 
 
-def _admit(waiting, running, policy, max_num_seqs):
+def _seats(running, policy, max_num_seqs):
     if policy == "static" and running:
-        return []
-    return waiting
+        return 0
+    return 10 ** 6
