@@ -1,14 +1,18 @@
 """KV-cache sizing: how much memory the cache of a transformer takes, how many sequences fit on a GPU, and what
 else a serving step holds.
 
-`config` is a model's Hugging Face config as a dict, as `AutoConfig.from_pretrained(...).to_dict()` returns it.
+`config` is a model's Hugging Face config as a dict, as `AutoConfig.from_pretrained(...).to_dict()` returns it
+(not the raw config.json: transformers fills keys it lacks, such as Gemma-2's layer_types; read as written, a raw
+Gemma-2 config.json windows every layer and its cache at 8,192 tokens comes out a third too small).
 A key whose value is None (`null` in JSON) counts as absent. The keys that matter:
   num_hidden_layers, num_attention_heads,
   num_key_value_heads  (absent -> equal to num_attention_heads),
   head_dim             (absent -> hidden_size // num_attention_heads),
   kv_lora_rank, qk_rope_head_dim  (optional, multi-head latent attention as in DeepSeek-V3: each layer caches
-                       one latent of kv_lora_rank + qk_rope_head_dim elements per token, no K/V pair; the
-                       per-head keys qk_nope_head_dim and v_head_dim describe attention, not the cache),
+                       one latent of kv_lora_rank + qk_rope_head_dim elements per token, no K/V pair; at
+                       inference the K and V up-projections are absorbed into the query and output projections,
+                       so attention reads the latent itself; the per-head keys qk_nope_head_dim and v_head_dim
+                       describe attention, not the cache),
   sliding_window       (optional: a windowed layer attends to, and caches, at most this many recent tokens),
   layer_types          (optional, one entry per layer: exactly the layers marked "sliding_attention" are
                        windowed; Gemma-2/3 and gpt-oss alternate local and global layers),

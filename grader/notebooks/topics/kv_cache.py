@@ -5,11 +5,15 @@ During decoding every layer keeps the **keys and values** of all earlier tokens,
 them without recomputing them: the KV cache. Per token it holds `2 (K and V) x layers x kv_heads x head_dim x
 bytes per element`. Grouped-query attention (fewer KV heads than query heads) shrinks it, a sliding window caps
 how many tokens a layer keeps, and multi-head latent attention (DeepSeek-V3) caches one small latent instead of a
-K/V pair.
+K/V pair. MLA does not rebuild K and V from that latent at inference either: the K and V up-projections are
+absorbed into the query and output projections (DeepSeek-V2, 2024), so decoding attends to the latent itself.
 
 The cache, not the weights, usually decides how many requests a GPU can serve at once: after the weights and
 some reserved memory, the rest is divided into whole sequences. Doubling the context halves the concurrency.
-Read the numbers from a model's Hugging Face `config.json`, the way a serving engine does.
+Read the numbers from a model's Hugging Face config as transformers loads it (`AutoConfig.from_pretrained`), the
+way a serving engine does, not from the raw `config.json`: the library fills keys the file lacks. A raw Gemma-2
+`config.json` has no `layer_types`; read as written it windows all 42 layers of Gemma-2-9B, whose cache at its
+8,192-token context then comes out a third too small (21 of its layers keep every token).
 """
 
 EXPERIMENTS = [
@@ -41,3 +45,14 @@ plt.show()
 print("bytes per token:", impl.kv_bytes_per_token(config))
 """),
 ]
+
+CLOSING = """
+A KV cache is computation state, not memory. It holds the keys and values that attention over this sequence's
+tokens already computed, so that the next token need not compute them again; it is a function of the tokens in
+the context and nothing else. It does not let the model remember anything beyond its context, learn from a
+conversation, or recall what an earlier request said: once a sequence ends, its cache is freed, and a later
+request sees only the tokens it is given. Sizing the cache tells you how many tokens of context fit on the
+hardware, not how much of that context the model will use well, and a longer context bought with a smaller cache
+(a window, fewer KV heads) is a property of the model's architecture, not a saving the serving engine can apply to
+any model.
+"""
