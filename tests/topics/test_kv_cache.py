@@ -147,6 +147,16 @@ def test_hybrid_models_by_hand():
         assert ref.kv_cache_bytes(hf_config(stem), 32768, 4) == 4 * 32768 * 57_344
 
 
+def test_a_raw_gemma2_config_json_undercounts_its_cache_by_a_third():
+    # what the stub, the hint and the notebook say: without layer_types (a raw config.json) every layer of
+    # Gemma-2-9B is windowed; at its 8,192-token context the 21 global layers lose half their tokens
+    loaded = hf_config("google--gemma-2-9b-it")
+    raw = {key: value for key, value in loaded.items() if key != "layer_types"}
+    assert loaded["max_position_embeddings"] == 8192 and len(loaded["layer_types"]) == 42
+    assert ref.kv_cache_bytes(raw, 4096) == ref.kv_cache_bytes(loaded, 4096)       # within the window they agree
+    assert 3 * ref.kv_cache_bytes(raw, 8192) == 2 * ref.kv_cache_bytes(loaded, 8192)
+
+
 def test_memory_plan_by_hand():
     llama = hf_config("meta-llama--Meta-Llama-3-8B")
     weights = 8_030_261_248 * 2
