@@ -2,7 +2,8 @@
 
 The KV cache is a pool of fixed-size blocks. Each sequence owns a block table (the ids of its blocks, in token
 order); token i lives in block table[i // block_size] at offset i % block_size. Forked sequences share blocks
-until one of them writes into a shared block.
+until one of them writes into a shared block (copy-on-write, the design of the PagedAttention paper, Kwon et al.
+2023; vLLM's current V1 engine has no fork and shares only full blocks, found by hash through prefix caching).
 """
 import torch
 

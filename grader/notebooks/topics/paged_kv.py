@@ -7,10 +7,17 @@ the memory on slots that are never written. **Paged attention** (vLLM) cuts the 
 **block table** maps token positions to physical blocks anywhere in the pool. Waste is at most one partly
 filled block per request.
 
-Blocks are reference-counted, so **forking** a request (parallel sampling, beam search, a shared system prompt)
-shares all of the parent's blocks without copying; the two tables diverge only when one of them writes into a
-shared, partly filled block (copy-on-write) or needs a new block. Freeing a request returns the blocks nobody
-else uses. Decode attention then gathers each sequence's keys and values through its table.
+Blocks are reference-counted, so **forking** a request (parallel sampling, beam search) shares all of the
+parent's blocks without copying; the two tables diverge only when one of them writes into a shared, partly
+filled block (copy-on-write) or needs a new block. Freeing a request returns the blocks nobody else uses. That is
+the design of the PagedAttention paper (Kwon et al., 2023) and of vLLM's first block manager, and the one this
+exercise builds. Current vLLM (its V1 engine) has no fork: the samples of one prompt are separate requests that
+share the prompt's *full* blocks through prefix caching, which finds a block by a hash of every token up to its
+end (the prompt_cache topic); a partly filled block is never shared, so nothing is copied on write.
+
+Decode attention then reads each sequence's keys and values through its table, and only those: the rest of the
+pool was never written for this sequence and holds whatever was there (NaN and inf included), and the padding
+entries of a block table need not name a block at all.
 """
 
 EXPERIMENTS = [
@@ -67,3 +74,16 @@ plt.tight_layout()
 plt.show()
 """),
 ]
+
+CLOSING = """
+Paging manages memory; it does not change what the model computes. Attention over a sequence's blocks gives the
+same answer as attention over one contiguous cache (up to rounding), so paging makes no answer truer, better or
+more grounded: a wrong answer is produced as readily from paged memory as from contiguous memory. What it changes
+is how many sequences fit at once, and with them how many requests a server can batch.
+
+The ratios in these figures are space on toy examples, not throughput. Whether fitting more sequences makes a
+server faster depends on things these exercises leave out: the attention kernel's speed over scattered blocks,
+how the scheduler batches and preempts, the arrival of requests, and whether decoding is limited by memory
+bandwidth or by compute. The vLLM paper's throughput gains were measured on real models, GPUs and traces; a
+smaller waste_paged here is no measurement of speed.
+"""
