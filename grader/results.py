@@ -14,7 +14,7 @@ from pathlib import Path
 import jsonschema
 import torch
 
-from grader.engine.plugin import CheckResult
+from grader.engine.plugin import STOPPED, CheckResult
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -88,6 +88,8 @@ def _check_entry(r: CheckResult, interrupted: bool) -> dict:
         status, message = "interrupted", "the run was interrupted before this check finished"
     if r.import_failure:
         message = f"{NOT_RUN}{r.topic}.py could not be imported (see the topic's error)"
+    if r.stopped:
+        message = f"{NOT_RUN}{r.topic}'s checks were stopped (see the topic's message)"
     entry = {"id": r.id, "title": r.title, "score": r.score, "max_score": r.max_score, "points": r.max_score,
              "status": status, "message": message,
              "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
@@ -106,6 +108,8 @@ def _topic_entry(topic: str, checks: list[CheckResult], interrupted: bool) -> di
         status, message = "error", imports[0]
     elif internal:
         status, message = "error", f"grader error in {internal[0].id}"
+    elif any(c.stopped for c in checks):
+        status, message = "failed", f"{STOPPED}: the rest of {topic}'s checks were not run"
     elif all(e["status"] == "passed" for e in entries):
         status, message = "passed", None
     elif all(e["status"] in ("passed", "skipped", "interrupted") for e in entries):

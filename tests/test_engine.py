@@ -131,3 +131,39 @@ def test_hidden_messages_never_carry_a_name_the_submission_chose(demo, raised, s
     checks, _ = demo(source)
     hidden = checks["hidden_wrong"]
     assert hidden["status"] == "error" and hidden["message"] == f"double on hidden cases: {shown}"
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("actual,expected,close", [
+    (1.0 + 1e-7, 1.0, True), (1.1, 1.0, False), (NAN, 1.0, False), (INF, 1.0, False), (-INF, 1.0, False),
+    (INF, INF, True), (-INF, INF, False), (1e308, INF, False), (NAN, NAN, True), (1.0, NAN, False),
+    (10**39, 1e39, True), (True, 1.0, False), ("1.0", 1.0, False)])
+def test_within_fails_for_nan_and_inf_unless_expected(actual, expected, close):
+    from grader.engine import within
+    assert within(actual, expected, atol=1e-6) is close
+
+
+def test_outside_marks_each_nonfinite_element_of_a_tensor():
+    import torch
+
+    from grader.engine import outside
+    got = torch.tensor([[0.5, NAN], [INF, -INF]])
+    want = torch.tensor([[0.5, 0.5], [INF, 0.0]])
+    assert outside(got, want, atol=1e-9).tolist() == [[False, True], [False, True]]
+    assert outside(torch.full((3,), NAN), 1.0, atol=1e-5).all()  # the sums of all-NaN probabilities
+
+
+def test_expect_length_refuses_a_reply_before_it_is_converted():
+    import torch
+
+    from grader.engine import CheckFailure, expect_length
+    huge = torch.zeros(48 * 2**20, dtype=torch.int8)
+    with pytest.raises(CheckFailure, match=f"of {huge.numel()} items, expected exactly 9"):
+        expect_length(huge, "speculative_generate(...)", count=9)
+    assert expect_length([1, 2], "f()", at_most=2) == 2
+    with pytest.raises(CheckFailure, match="expected at most 1"):
+        expect_length("ab", "f()", at_most=1)
+    with pytest.raises(CheckFailure, match="expected a sequence"):
+        expect_length(3, "f()", count=1)

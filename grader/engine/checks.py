@@ -69,6 +69,18 @@ def expect_type(value, types, what: str):
     return value
 
 
+def expect_length(value, what: str, count: int | None = None, at_most: int | None = None) -> int:
+    """The number of items of a reply (a list, tuple, dict or str; a tensor's elements), failing unless it is
+    `count` or at most `at_most`: checked before a check converts the reply, so that a huge one costs nothing."""
+    if not isinstance(value, (list, tuple, dict, str, torch.Tensor)):
+        fail(f"{what} returned {type_name(value)}, expected a sequence")
+    size = value.numel() if isinstance(value, torch.Tensor) else len(value)
+    if (count is not None and size != count) or (at_most is not None and size > at_most):
+        wanted = f"exactly {count}" if count is not None else f"at most {at_most}"
+        fail(f"{what} returned {type_name(value)} of {size} items, expected {wanted}")
+    return size
+
+
 def _short(x) -> str:
     text = repr(x)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -15,11 +15,13 @@ import torch
 from grader.engine import goldens
 from grader.engine.checks import CheckFailure, CheckMeta
 from grader.interrupt import Interrupted, as_interrupted
-from grader.sandbox.remote import (ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised,
-                                   describe_arguments)
+from grader.sandbox.remote import (ChildFailure, ChildPool, NotImplementedYet, ReplyTooLarge, Submission,
+                                   SubmissionRaised, describe_arguments)
 
 HIDDEN_FILE = "test_hidden.py"
 PUBLIC_SEED = 0
+TIMEOUTS_TO_STOP = 3  # a topic whose checks time out this many times in a row hangs everywhere: the rest do not run
+STOPPED = f"stopped after {TIMEOUTS_TO_STOP} checks timed out in a row"
 
 
 @dataclass
@@ -42,6 +44,7 @@ class CheckResult:
     output: str = ""              # the last lines the submission printed during this check
     isolation: dict = field(default_factory=dict)
     tagged: str | None = None  # the misconception a narrow check targets (`@check(misconception=...)`)
+    stopped: bool = False  # not run: its topic was stopped after TIMEOUTS_TO_STOP timeouts (said once, at the topic)
 
     @property
     def score(self) -> int:
@@ -58,8 +61,8 @@ class ScorePlugin:
     """Collects the checks of the selected topics, runs each with a fresh sandboxed child, and records results."""
 
     def __init__(self, zygote, sandbox_config: dict, hidden: bool, seed: int, record_goldens: bool,
-                 signature_of, deadline_s: float | None = None):
-        self.pool = ChildPool(zygote, deadline_s)
+                 signature_of, deadline_s: float | None = None, topics: int = 1):
+        self.pool = ChildPool(zygote, deadline_s, topics)
         self.sandbox_config = sandbox_config
         self.hidden = hidden
         self.run_seed = seed
@@ -68,6 +71,7 @@ class ScorePlugin:
         self.results: dict[str, CheckResult] = {}
         self.collection_errors: list[tuple[str, str]] = []
         self.interrupted: Interrupted | None = None
+        self.timeouts_in_row: dict[str, int] = {}  # topic -> its checks that timed out since the last that did not
 
     # collection -------------------------------------------------------------------------------------------
     def pytest_collectreport(self, report):
@@ -126,6 +130,22 @@ class ScorePlugin:
         self.interrupted = as_interrupted(excinfo.value)
 
     # running ----------------------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        """Start the check's topic's share of the deadline; a topic that keeps timing out runs no more checks."""
+        result: CheckResult = item.stash[RESULT_KEY]
+        self.pool.enter_topic(result.topic)
+        if self.timeouts_in_row.get(result.topic, 0) >= TIMEOUTS_TO_STOP:
+            result.stopped = True
+            raise ChildFailure("timeout", f"not run: {result.topic}'s checks were {STOPPED}")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        yield
+        result: CheckResult = item.stash[RESULT_KEY]
+        in_row = self.timeouts_in_row.get(result.topic, 0)
+        self.timeouts_in_row[result.topic] = in_row + 1 if result.status == "timeout" else 0
+
     def pytest_runtest_call(self, item):
         goldens.activate(item.stash[RESULT_KEY].topic, self.record_goldens)
 
@@ -209,8 +229,9 @@ def classify(result: CheckResult, exc: BaseException, public: bool) -> None:
     """
     exc = _first_leaf(exc)
     if isinstance(exc, ChildFailure):
-        status, message, category = exc.status, str(exc), \
-            "timed out" if exc.status == "timeout" else "the submission crashed or could not be imported"
+        status, message = exc.status, str(exc)
+        category = ("timed out" if exc.status == "timeout" else "the result was larger than the check accepts"
+                    if isinstance(exc, ReplyTooLarge) else "the submission crashed or could not be imported")
         result.import_failure = exc.import_failure
     elif isinstance(exc, NotImplementedYet):
         status, message, category = "not_started", str(exc), "not implemented yet"

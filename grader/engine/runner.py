@@ -70,7 +70,8 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
                memory_bytes: int = remote.MEMORY_BYTES, deadline_s: float | None = None,
                only: set[str] | None = None) -> Run:
     """Every selected check's result, in file order, within the run's deadline (by default
-    DEADLINE_PER_TOPIC for each topic); `only` keeps the checks of those functions (watch, notebooks).
+    DEADLINE_PER_TOPIC for each topic), of which each topic has an equal share; `only` keeps the checks of those
+    functions (watch, notebooks).
 
     A check module that fails to load gives an error result. Checks run with plain asserts: a failure message
     never holds pytest's rendering of grader objects.
@@ -90,7 +91,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
             goldens.start_recording(t)
     with pytest.MonkeyPatch.context() as env:
         plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES),
-                             hidden, seed, record_goldens, topic_registry.signature, deadline_s)
+                             hidden, seed, record_goldens, topic_registry.signature, deadline_s, len(topics))
         for name in [name for name in os.environ if name.startswith("PYTEST_")]:
             env.delenv(name)  # no option or plugin from the environment (PYTEST_ADDOPTS, PYTEST_PLUGINS) counts
         env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")

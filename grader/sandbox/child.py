@@ -50,7 +50,7 @@ def recv(sock: socket.socket, limit: int = codec.MAX_MESSAGE_BYTES, deadline: fl
         return None
     (n,) = struct.unpack("<Q", head)
     if n > limit:
-        raise codec.DecodeError("message too large")
+        raise codec.TooLarge(n, limit)
     return _recv_exact(sock, n, deadline)
 
 

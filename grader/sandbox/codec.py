@@ -49,6 +49,14 @@ class DecodeError(ValueError):
     """The child sent something that is not a well-formed message."""
 
 
+class TooLarge(DecodeError):
+    """A frame longer than its reader's limit, refused from its length before any byte of it is read."""
+
+    def __init__(self, size: int, limit: int):
+        self.size, self.limit = size, limit
+        super().__init__(f"message of {size} bytes, over the limit of {limit} bytes")
+
+
 def _type_name(x) -> str:
     t = type(x)
     return t.__qualname__ if t.__module__ in ("builtins", None) else f"{t.__module__}.{t.__qualname__}"

@@ -28,6 +28,10 @@ ENDING_GRACE = 5.0  # seconds a child whose channel closed gets to report its ow
 DEADLINE_PER_TOPIC = 60.0  # the default run deadline, per topic graded (a topic's checks take about 1.5 s)
 MEMORY_BYTES = 3 * 2**30
 OUTPUT_BYTES = 1 * 2**20
+# What one call may send back, by default, read from the frame's length before any byte of it: 12x the largest
+# reply of a correct submission (serving's simulated records, 170 kB); a check that needs more raises it
+# (sub.set_reply_budget). Without it a 48 MiB reply cost the grader gigabytes once a check converted it.
+REPLY_BYTES = 2 * 2**20
 SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
 
 
@@ -62,6 +66,15 @@ class ChildFailure(BaseException):
         self.status = status
         self.import_failure = import_failure
         super().__init__(message)
+
+
+class ReplyTooLarge(ChildFailure):
+    """A call sent back more bytes than its check accepts: the check fails, and its child, whose reply was never
+    read, is ended."""
+
+    def __init__(self, what: str, size: int, budget: int):
+        super().__init__("failed", f"{what} sent back a reply of {size} bytes ({size / 2**20:.1f} MiB), more than "
+                                   f"the {budget} bytes ({budget / 2**20:.1f} MiB) this check accepts from one call")
 
 
 def exception_info(value) -> dict:
@@ -144,25 +157,33 @@ class Child:
                 return self.pid
         return pid
 
-    def request(self, message: tuple, timeout: float, what: str, objects: dict | None = None):
+    def request(self, message: tuple, timeout: float, what: str, objects: dict | None = None,
+                budget: int = REPLY_BYTES):
         """Send one request and wait for the reply: ('ok', value) or ('raised', info).
 
         Until the reply comes, the submission's calls to the served `objects` are answered here, within `timeout`.
+        Every frame the child sends is refused from its length when it is over `budget` bytes (ReplyTooLarge).
         """
         deadline = time.monotonic() + timeout
         reply = ("callback", None)
         try:
             wire.send(self.sock, pickle.dumps(message))
-            while (reply := self._receive(deadline - time.monotonic(), what, limit=timeout))[0] == "callback":
+            while (reply := self._receive(deadline - time.monotonic(), what, limit=timeout,
+                                          budget=budget))[0] == "callback":
                 wire.send(self.sock, codec.encode(served.answer(objects or {}, reply[1])))
         except OSError:
-            reply = self._receive(deadline - time.monotonic(), what, limit=timeout)  # how the child ended
+            reply = self._receive(deadline - time.monotonic(), what, limit=timeout, budget=budget)  # how it ended
         return reply
 
-    def _receive(self, timeout: float, what: str, importing: bool = False, limit: float | None = None):
-        """The next frame, decoded, within `timeout` seconds (`limit`: the whole call's, for the message)."""
+    def _receive(self, timeout: float, what: str, importing: bool = False, limit: float | None = None,
+                 budget: int = REPLY_BYTES):
+        """The next frame, decoded, within `timeout` seconds (`limit`: the whole call's, for the message), and
+        refused from its length when it is over `budget` bytes."""
         try:
-            frame = wire.recv(self.sock, deadline=time.monotonic() + timeout)
+            frame = wire.recv(self.sock, limit=budget, deadline=time.monotonic() + timeout)
+        except codec.TooLarge as exc:
+            self.close()
+            raise ReplyTooLarge(what, exc.size, exc.limit) from None
         except (socket.timeout, TimeoutError):
             self.close()
             raise ChildFailure("timeout", f"{what} did not finish within {limit or timeout:g} s (an endless loop?)",
@@ -294,17 +315,34 @@ def remove_stale_folders() -> int:
 class ChildPool:
     """Keeps one child started ahead, so that a check's child is imported while the previous check runs.
 
-    It also holds the run's deadline: past it, no submission code runs and every later call is a timeout.
+    It also holds the run's deadline, shared out between the `topics` graded: each topic's share starts at its first
+    check (`enter_topic`), and past it no submission code of that topic runs and every later call is a timeout,
+    while the next topic still gets its whole share (a topic that hangs cannot take its neighbours' time).
     """
 
-    def __init__(self, zygote: Zygote, deadline_s: float | None = None):
+    def __init__(self, zygote: Zygote, deadline_s: float | None = None, topics: int = 1):
         self.zygote = zygote
         self.spare: tuple[str, Child] | None = None
         self.import_failures: dict[str, ChildFailure] = {}  # a module that cannot be imported fails once
         self.started: list[Child] = []  # every child, so that none outlives the pool
         self.deadline_s = deadline_s
-        self.deadline_at = None if deadline_s is None else time.monotonic() + deadline_s
+        self.share_s = None if deadline_s is None else deadline_s / topics
+        self.deadline_at = None if deadline_s is None else time.monotonic() + self.share_s
+        self.share_ends: dict[str, float] = {}  # topic -> when its share of the run's deadline ends
+        self.topic: str | None = None
         self.deadline_passed = False
+
+    def enter_topic(self, topic: str) -> None:
+        """Later calls count against `topic`'s share of the run's deadline, which starts at its first check."""
+        if self.share_s is not None:
+            self.deadline_at = self.share_ends.setdefault(topic, time.monotonic() + self.share_s)
+        self.topic = topic
+
+    def deadline_text(self) -> str:
+        """`the run's deadline of 60 s`, or `sampling's share (30 s) of the run's deadline of 60 s`."""
+        run = f"the run's deadline of {self.deadline_s:g} s"
+        return run if self.share_s == self.deadline_s or self.topic is None else \
+            f"{self.topic}'s share ({self.share_s:g} s) of {run}"
 
     def check_deadline(self) -> float:
         """Seconds to the run's deadline (infinite without one); notes when it has passed."""
@@ -316,7 +354,7 @@ class ChildPool:
         """Seconds to the run's deadline; a timeout ChildFailure once it has passed."""
         left = self.check_deadline()
         if left <= 0:
-            raise ChildFailure("timeout", f"the run's deadline of {self.deadline_s:g} s passed before {what}")
+            raise ChildFailure("timeout", f"{self.deadline_text()} passed before {what}")
         return left
 
     def take(self, config: dict) -> Child:
@@ -428,6 +466,7 @@ class Submission:
         self._signature_of = signature_of or (lambda name: None)
         self._timeout = DEFAULT_CALL_TIMEOUT
         self._budget_left = CHECK_BUDGET
+        self._reply_bytes = REPLY_BYTES
         self._served: dict[int, served.Served] = {}
         self.last_call = ""
 
@@ -464,6 +503,11 @@ class Submission:
 
     def set_timeout(self, seconds: float) -> None:
         self._timeout = float(seconds)
+
+    def set_reply_budget(self, size_bytes: int) -> None:
+        """Accept replies of up to `size_bytes` (encoded) from later calls of this check (default REPLY_BYTES)."""
+        assert 0 < size_bytes <= codec.MAX_MESSAGE_BYTES, f"a reply budget within (0, {codec.MAX_MESSAGE_BYTES}]"
+        self._reply_bytes = int(size_bytes)
 
     def set_memory_limit(self, extra_bytes: int) -> None:
         self._ensure().limit_memory(extra_bytes)
@@ -523,13 +567,13 @@ class Submission:
         started = time.monotonic()
         limit = min(self._timeout, self._budget_left, left)
         try:
-            kind, value = child.request(message, limit, what, self._served)
+            kind, value = child.request(message, limit, what, self._served, self._reply_bytes)
         except ChildFailure as failure:
             if failure.status == "timeout" and limit < self._timeout:  # say which limit, not a tiny timeout
-                failure = ChildFailure("timeout", f"the run's deadline of {self._pool.deadline_s:g} s passed during "
-                                                  f"{what}" if limit == left else
-                                                  f"the check used up its {CHECK_BUDGET:g} s budget during {what} "
-                                                  f"(the submission is too slow)")
+                failure = ChildFailure("timeout", f"{self._pool.deadline_text()} passed during {what}"
+                                       if limit == left else
+                                       f"the check used up its {CHECK_BUDGET:g} s budget during {what} "
+                                       f"(the submission is too slow)")
             self._failure = failure
             self._pool.check_deadline()
             raise failure from None

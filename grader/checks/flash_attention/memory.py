@@ -11,6 +11,8 @@ T = 8192
 # import) leave room for the import, the inputs, the output, their transport and 512x512 tiles (the solution grows
 # 45 MiB), while the full score matrix alone needs 256 MiB.
 CAP, LIMIT = 160 * MIB, 128 * MIB
+# o and lse of the big call are 2.1 MiB in float32: room for them in float64 too, so that a wrong dtype is told as such
+REPLY = 5 * MIB
 
 
 def expect_small_footprint(sub, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, rows: torch.Tensor,
@@ -27,6 +29,7 @@ def expect_small_footprint(sub, q: torch.Tensor, k: torch.Tensor, v: torch.Tenso
     baseline = sub.rss_before_import
     sub.set_timeout(30)
     sub.set_memory_limit(CAP)
+    sub.set_reply_budget(REPLY)
     try:
         result = sub.tiled_attention(q, k, v, causal=False, block_q=512, block_k=512)
     except SubmissionRaised as raised:

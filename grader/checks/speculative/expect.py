@@ -7,7 +7,7 @@ import torch
 from grader import toys
 from grader.checks.speculative import models
 from grader.checks.speculative.models import ToyModel, V
-from grader.engine import expect_raises, fail
+from grader.engine import expect_length, expect_raises, fail
 from grader.engine.checks import type_name
 
 STATS = ("iterations", "proposed", "accepted", "target_calls", "draft_calls")
@@ -59,6 +59,7 @@ def expect_names(argument: str, what: str, fn, *args) -> None:
 def new_tokens(value, count: int, what: str) -> list[int]:
     """The generated tokens as a list of ints, after checking that there are `count` of them in the vocabulary."""
     if isinstance(value, torch.Tensor) and value.dim() == 1 and not value.is_floating_point():
+        expect_length(value, f"{what}: its tokens", count=count)  # before converting them
         value = value.tolist()
     if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
         fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")

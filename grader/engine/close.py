@@ -1,0 +1,38 @@
+"""Tolerance comparisons that NaN and infinity cannot pass: every comparison a check makes on a submission's
+numbers goes through `within` or `outside` (a bare `(a - e).abs() > tol` is False for NaN, and so passes it)."""
+from __future__ import annotations
+
+import torch
+
+
+def outside(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> torch.Tensor:
+    """Where `actual` is not within atol + rtol * |expected| of `expected` (numbers or tensors, broadcast).
+
+    A finite expected value accepts only finite values close to it; an infinite one only the same infinity; a NaN
+    only NaN. The mask has the broadcast shape of the two.
+    """
+    a, e = as_float64(actual), as_float64(expected)
+    finite = torch.isfinite(e)
+    close = torch.isfinite(a) & ((a - e).abs() <= atol + rtol * e.abs())
+    same = (a == e) | (a.isnan() & e.isnan())  # the same infinity, or NaN where NaN is expected
+    return ~torch.where(finite, close, same)
+
+
+def within(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> bool:
+    """Whether every element of `actual` is within tolerance of `expected` (see `outside`); never for a value that
+    is not a number (a bool, a string, None)."""
+    if not all(is_numeric(x) for x in (actual, expected)):
+        return False
+    return not bool(outside(actual, expected, atol, rtol).any())
+
+
+def is_numeric(x) -> bool:
+    """An int, a float or a tensor of numbers (not a bool or a bool tensor)."""
+    if isinstance(x, torch.Tensor):
+        return x.dtype != torch.bool and not x.is_complex()
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def as_float64(x) -> torch.Tensor:
+    """A number (an int of any size: through float) or a tensor, as float64."""
+    return x.to(torch.float64) if isinstance(x, torch.Tensor) else torch.tensor(float(x), dtype=torch.float64)
