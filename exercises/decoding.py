@@ -17,7 +17,7 @@ import torch
 
 
 def greedy_decode(model, prompt: list[int], max_new_tokens: int, eos_id: int | None = None,
-                  stop=()) -> tuple[list[int], str]:
+                  stop=(), min_new_tokens: int = 0) -> tuple[list[int], str]:
     """Generate by taking the most probable next token (the lowest id on ties) at every step.
 
     Stops at the first of these, checked after each new token in this order:
@@ -26,6 +26,11 @@ def greedy_decode(model, prompt: list[int], max_new_tokens: int, eos_id: int | N
       count: a match that needs prompt tokens is no match. The matched tokens are removed from the output; when
       several stop sequences end there, the longest is removed;
     - "length": `max_new_tokens` tokens have been generated.
+    Removing the stop tokens is this exercise's convention, as OpenAI's and vLLM's `stop` strings do; vLLM keeps
+    the tokens of its `stop_token_ids`, and Hugging Face's `stop_strings` leave the string in the output.
+
+    Until `min_new_tokens` new tokens exist, eos may not be chosen: its logit counts as -inf at those steps (Hugging
+    Face's MinNewTokensLengthLogitsProcessor, vLLM's `min_tokens`). Stop sequences still end the output early.
 
     Args:
         model: callable, model(prompt + new_tokens) -> [V] logits.
@@ -33,20 +38,22 @@ def greedy_decode(model, prompt: list[int], max_new_tokens: int, eos_id: int | N
         max_new_tokens: >= 1.
         eos_id: the end-of-sequence id, or None for no eos.
         stop: stop sequences, each a non-empty tuple (or list) of token ids.
+        min_new_tokens: 0 <= min_new_tokens <= max_new_tokens.
     Returns:
         (new_tokens, finish_reason): the new tokens only, as a list of ints, and "eos", "stop" or "length".
     Raises:
-        ValueError: max_new_tokens < 1, or an empty stop sequence (the message names `stop`).
+        ValueError: max_new_tokens < 1, an empty stop sequence, or min_new_tokens outside [0, max_new_tokens] (the
+            message names the argument).
     """
     raise NotImplementedError("TODO: greedy_decode: append the argmax token until eos, a stop sequence or the limit")
 
 
 def sample_decode(model, prompt: list[int], max_new_tokens: int, generator: torch.Generator,
                   temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                  eos_id: int | None = None, stop=()) -> tuple[list[int], str]:
+                  eos_id: int | None = None, stop=(), min_new_tokens: int = 0) -> tuple[list[int], str]:
     """Generate by drawing each token from the filtered next-token distribution.
 
-    The same loop and the same eos / stop / length rules as greedy_decode; each token is drawn from the
+    The same loop and the same eos / stop / length / min_new_tokens rules as greedy_decode; each token is drawn from the
     distribution sampling.py's `filtered_probs(logits, temperature, top_k, top_p)` gives (temperature, then
     top-k, then top-p, then softmax). Every random number comes from `generator` (e.g.
     `torch.multinomial(probs, 1, generator=generator)`), never from torch's global generator, so the same
@@ -61,7 +68,7 @@ def sample_decode(model, prompt: list[int], max_new_tokens: int, generator: torc
     Returns:
         (new_tokens, finish_reason) as in greedy_decode.
     Raises:
-        ValueError: a bad max_new_tokens, stop, temperature, top_k or top_p (the message names it).
+        ValueError: a bad max_new_tokens, stop, min_new_tokens, temperature, top_k or top_p (the message names it).
     """
     raise NotImplementedError("TODO: sample_decode: draw each token from the filtered distribution with generator")
 
@@ -80,6 +87,9 @@ def beam_search(model, prompt: list[int], num_beams: int, max_new_tokens: int, e
     A finished beam's score is its summed log-probability of the new tokens (eos included) divided by
     (number of new tokens) ** length_penalty: 0 ranks by total probability, 1 by probability per token.
     With num_beams >= V ** max_new_tokens this is an exhaustive search.
+
+    This shrinking beam is the textbook rule. Hugging Face's `generate` differs: it keeps num_beams live beams
+    until its `early_stopping` setting says the finished ones cannot be beaten.
 
     Args:
         num_beams, max_new_tokens: >= 1.
@@ -117,19 +127,27 @@ def apply_repetition_penalty(logits: torch.Tensor, seen_tokens, penalty: float) 
 def completion_status(text: str, finish_reason: str) -> str:
     """Whether a model's answer holds a complete Python program: "complete", "truncated" or "invalid".
 
-    The code: a fence is a line that starts, after indentation, with three backticks; with an even number of
-    fences the code is the body of the last fenced block (the lines between the last two fences, taken as they
-    are), with none it is the whole text (unfenced text is taken as code).
+    The code: a fence is a line that starts, after at most three spaces (CommonMark), with three backticks; with an
+    even number of fences the code is the body of the last fenced block (the lines between the last two fences,
+    taken as they are), with none it is the whole text (unfenced text is taken as code).
 
     "truncated" (judged first) when:
-    - finish_reason == "length" (the answer was cut by the token limit, even if what came back parses);
+    - finish_reason is a provider's word for hitting the token limit: "length" (OpenAI Chat, vLLM, Hugging
+      Face), "max_tokens" (Anthropic's stop_reason), "MAX_TOKENS" (Gemini), "max_output_tokens" (OpenAI
+      Responses' incomplete_details.reason). The answer was cut, even if what came back parses;
     - a fence is left open (an odd number of fences);
     - the code ends inside an unclosed bracket, or inside a string (a one-line string counts when nothing but
       whitespace follows its opening quote's line; triple-quoted strings may span lines);
     - the code ends after a line continuation (its last significant character is a backslash);
-    - the code's last logical line ends, comments aside, with ':' (a block opener with no body).
+    - the code's last logical line ends, comments aside, with ':' (a block opener with no body);
+    - Python's own REPL test calls it unfinished: `codeop.compile_command(code, "<answer>", "exec")` returns None
+      (a `try` with no `except`, a decorator with no `def`).
     Brackets, quotes and colons inside strings or comments do not count.
     "invalid" when it is otherwise not valid Python (`compile(code, ..., "exec")` fails); else "complete".
+
+    This is a heuristic with limits: `~~~` fences are not recognised; the string scan does not know that since
+    Python 3.12 an f-string may reuse its own quote inside braces (f"{d["k"]}"), and whether such code compiles
+    depends on the Python that runs the check; code that parses may still be cut or wrong.
 
     Args:
         text: the model's answer.

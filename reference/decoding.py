@@ -3,9 +3,12 @@
 Generation loops call the model once per new token with the whole prefix (prompt + new tokens) and work in
 float64 Python numbers, so each rule of the contract reads off the code. Sampling draws from the reference
 sampling's `filtered_probs` with `torch.multinomial` on the given generator. `completion_status` scans the code
-with a small lexer (brackets, strings, comments, continuations) before it asks `compile`.
+with a small lexer (brackets, strings, comments, continuations) and asks `codeop` (Python's REPL test) before it
+asks `compile`.
 """
+import codeop
 import math
+import re
 import warnings
 
 import torch
@@ -15,6 +18,10 @@ from reference import sampling
 FINISH_REASONS = ("eos", "stop", "length")
 BRACKETS = {"(": ")", "[": "]", "{": "}"}
 STRING_PREFIX = set("rRbBuUfF")
+# Each provider's word for "the output hit the token limit": OpenAI Chat, vLLM and HF; Anthropic's stop_reason;
+# Gemini's finish_reason; OpenAI Responses' incomplete_details.reason.
+LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+FENCE = re.compile(r" {0,3}```")  # CommonMark: a fence may be indented by at most three spaces
 
 
 # --- arguments ---------------------------------------------------------------------------------------------
@@ -44,13 +51,30 @@ def _stop_length(new: list[int], stops: list[tuple[int, ...]]) -> int:
     return max((len(s) for s in stops if len(s) <= len(new) and tuple(new[len(new) - len(s):]) == s), default=0)
 
 
-def _generate(model, prompt, max_new_tokens: int, eos_id, stop, choose) -> tuple[list[int], str]:
-    """The loop shared by greedy and sampled decoding: `choose(logits)` picks each new token."""
+def _check_min_new_tokens(min_new_tokens, max_new_tokens: int) -> None:
+    if isinstance(min_new_tokens, bool) or not isinstance(min_new_tokens, int) or \
+            not 0 <= min_new_tokens <= max_new_tokens:
+        raise ValueError(f"min_new_tokens must be an int in [0, max_new_tokens = {max_new_tokens}], "
+                         f"got {min_new_tokens!r}")
+
+
+def _without_eos(logits: list[float], eos_id) -> list[float]:
+    """The logits with eos_id's set to -inf (Hugging Face's MinNewTokensLengthLogitsProcessor)."""
+    if eos_id is None or not 0 <= eos_id < len(logits):
+        return logits
+    return [-math.inf if v == eos_id else x for v, x in enumerate(logits)]
+
+
+def _generate(model, prompt, max_new_tokens: int, eos_id, stop, choose, min_new_tokens=0) -> tuple[list[int], str]:
+    """The loop shared by greedy and sampled decoding: `choose(logits)` picks each new token; eos cannot be chosen
+    until `min_new_tokens` new tokens exist."""
     _check_count("max_new_tokens", max_new_tokens)
+    _check_min_new_tokens(min_new_tokens, max_new_tokens)
     stops = _stop_sequences(stop)
     prompt, new = [int(t) for t in prompt], []
     for _ in range(max_new_tokens):
-        token = choose(_logits(model, prompt + new))
+        logits = _logits(model, prompt + new)
+        token = choose(_without_eos(logits, eos_id) if len(new) < min_new_tokens else logits)
         new.append(token)
         if eos_id is not None and token == eos_id:      # eos first: it stays in the output
             return new, "eos"
@@ -66,9 +90,9 @@ def _first_max(values: list[float]) -> int:
     return values.index(best)
 
 
-def greedy_decode(model, prompt, max_new_tokens, eos_id=None, stop=()):
+def greedy_decode(model, prompt, max_new_tokens, eos_id=None, stop=(), min_new_tokens=0):
     """The most probable token at each step; (new tokens, "eos" | "stop" | "length")."""
-    return _generate(model, prompt, max_new_tokens, eos_id, stop, _first_max)
+    return _generate(model, prompt, max_new_tokens, eos_id, stop, _first_max, min_new_tokens)
 
 
 def _check_filters(temperature, top_k, top_p) -> None:
@@ -87,7 +111,7 @@ def filtered_law(logits: list[float], temperature=1.0, top_k=None, top_p=None) -
 
 
 def sample_decode(model, prompt, max_new_tokens, generator, temperature=1.0, top_k=None, top_p=None, eos_id=None,
-                  stop=()):
+                  stop=(), min_new_tokens=0):
     """Each token drawn from the filtered distribution with `generator`; (new tokens, finish reason)."""
     _check_filters(temperature, top_k, top_p)
 
@@ -95,7 +119,7 @@ def sample_decode(model, prompt, max_new_tokens, generator, temperature=1.0, top
         law = filtered_law(logits, temperature, top_k, top_p)
         return int(torch.multinomial(law, 1, generator=generator))
 
-    return _generate(model, prompt, max_new_tokens, eos_id, stop, draw)
+    return _generate(model, prompt, max_new_tokens, eos_id, stop, draw, min_new_tokens)
 
 
 # --- beam search -------------------------------------------------------------------------------------------
@@ -168,8 +192,8 @@ def apply_repetition_penalty(logits: torch.Tensor, seen_tokens, penalty: float) 
 # --- completion status -------------------------------------------------------------------------------------
 
 def _fences(lines: list[str]) -> list[int]:
-    """Indices of the fence lines: those that start, after indentation, with three backticks."""
-    return [i for i, line in enumerate(lines) if line.lstrip(" \t").startswith("```")]
+    """Indices of the fence lines: those that start, after at most three spaces, with three backticks."""
+    return [i for i, line in enumerate(lines) if FENCE.match(line)]
 
 
 def _code(text: str) -> str | None:
@@ -227,12 +251,26 @@ def _cut_short(code: str) -> bool:
     return depth > 0 or last in ("\\", ":")
 
 
+COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError)
+
+
+def _repl_unfinished(code: str) -> bool:
+    """Python's own REPL test: codeop calls the code unfinished (a `try` with no `except`, a decorator with no
+    `def`). An error means it is not unfinished: compile judges it next."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return codeop.compile_command(code, "<answer>", "exec") is None
+        except COMPILE_ERRORS:
+            return False
+
+
 def _compiles(code: str) -> bool:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             compile(code, "<completion>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        except COMPILE_ERRORS:
             return False
     return True
 
@@ -244,6 +282,6 @@ def completion_status(text: str, finish_reason: str) -> str:
     if not isinstance(finish_reason, str):
         raise ValueError(f"finish_reason must be a str, got {type(finish_reason).__name__}")
     code = _code(text)
-    if finish_reason == "length" or code is None or _cut_short(code):
+    if finish_reason in LIMIT_REASONS or code is None or _cut_short(code) or _repl_unfinished(code):
         return "truncated"
     return "complete" if _compiles(code) else "invalid"

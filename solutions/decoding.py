@@ -3,12 +3,18 @@ with the slot rule and length normalisation, the repetition penalty, and whether
 
 The filter pipeline (temperature, top-k, top-p) is written inline, so this module does not need sampling.py.
 """
+import codeop
+import re
 import warnings
 
 import torch
 
 BOUNDARY_RTOL = 1e-9  # a mass within 1e-9 (relative) of top_p counts as reaching it (contract)
 OPENERS, CLOSERS = "([{", ")]}"
+# Every provider's word for "cut by the token limit": OpenAI Chat / vLLM / HF, Anthropic, Gemini, OpenAI Responses.
+LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+FENCE = re.compile(r" {0,3}```")  # CommonMark: at most three spaces before a fence
+COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError)
 
 
 def _require_count(name: str, value) -> None:
@@ -34,13 +40,29 @@ def _drop_stop(new: list[int], length: int) -> list[int]:
     return new[:-length]
 
 
-def _decode(model, prompt, max_new_tokens, eos_id, stop, pick) -> tuple[list[int], str]:
+def _require_min_new_tokens(min_new_tokens, max_new_tokens: int) -> None:
+    if isinstance(min_new_tokens, bool) or not isinstance(min_new_tokens, int) or \
+            not 0 <= min_new_tokens <= max_new_tokens:
+        raise ValueError(f"min_new_tokens must be an int in [0, max_new_tokens = {max_new_tokens}], "
+                         f"got {min_new_tokens!r}")
+
+
+def _block_eos(logits: torch.Tensor, eos_id, produced: int, min_new_tokens: int) -> torch.Tensor:
+    """The logits with eos at -inf while fewer than min_new_tokens new tokens exist (HF's
+    MinNewTokensLengthLogitsProcessor, vLLM's min_tokens)."""
+    if eos_id is None or produced >= min_new_tokens or not 0 <= eos_id < logits.numel():
+        return logits
+    return logits.index_fill(0, torch.tensor([eos_id]), float("-inf"))   # [V]
+
+
+def _decode(model, prompt, max_new_tokens, eos_id, stop, pick, min_new_tokens=0) -> tuple[list[int], str]:
     """One token per step from pick(logits), until eos, a stop sequence or the length limit."""
     _require_count("max_new_tokens", max_new_tokens)
+    _require_min_new_tokens(min_new_tokens, max_new_tokens)
     stops, prompt, new = _stop_tuples(stop), [int(t) for t in prompt], []
     for _ in range(max_new_tokens):
         logits = torch.as_tensor(model(prompt + new)).double()          # logits: [V]
-        new.append(pick(logits))
+        new.append(pick(_block_eos(logits, eos_id, len(new), min_new_tokens)))
         if eos_id is not None and new[-1] == eos_id:
             return new, "eos"
         length = _matched_stop(new, stops)
@@ -49,9 +71,10 @@ def _decode(model, prompt, max_new_tokens, eos_id, stop, pick) -> tuple[list[int
     return new, "length"
 
 
-def greedy_decode(model, prompt, max_new_tokens, eos_id=None, stop=()):
+def greedy_decode(model, prompt, max_new_tokens, eos_id=None, stop=(), min_new_tokens=0):
     """Append the most likely next token (lowest id on ties) until eos, a stop sequence or the length limit."""
-    return _decode(model, prompt, max_new_tokens, eos_id, stop, lambda logits: int(torch.argmax(logits)))
+    return _decode(model, prompt, max_new_tokens, eos_id, stop, lambda logits: int(torch.argmax(logits)),
+                   min_new_tokens)
 
 
 def _filtered_probs(logits: torch.Tensor, temperature, top_k, top_p) -> torch.Tensor:
@@ -70,7 +93,7 @@ def _filtered_probs(logits: torch.Tensor, temperature, top_k, top_p) -> torch.Te
 
 
 def sample_decode(model, prompt, max_new_tokens, generator, temperature=1.0, top_k=None, top_p=None, eos_id=None,
-                  stop=()):
+                  stop=(), min_new_tokens=0):
     """Draw each token from the filtered distribution with `generator` until eos, a stop sequence or the limit."""
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
@@ -83,7 +106,7 @@ def sample_decode(model, prompt, max_new_tokens, generator, temperature=1.0, top
         probs = _filtered_probs(logits, temperature, top_k, top_p)
         return int(torch.multinomial(probs, 1, generator=generator))
 
-    return _decode(model, prompt, max_new_tokens, eos_id, stop, draw)
+    return _decode(model, prompt, max_new_tokens, eos_id, stop, draw, min_new_tokens)
 
 
 def _beam_score(total_logp: float, length: int, length_penalty: float) -> float:
@@ -136,14 +159,25 @@ def apply_repetition_penalty(logits: torch.Tensor, seen_tokens, penalty: float) 
 def _extract_code(text: str) -> str | None:
     """The last fenced block's body, the whole text when there are no fences, None when a fence is left open."""
     lines = text.splitlines()
-    fences = [i for i, line in enumerate(lines) if line.lstrip(" \t").startswith("```")]
+    fences = [i for i, line in enumerate(lines) if FENCE.match(line)]
     if len(fences) % 2 == 1:
         return None
     return "\n".join(lines[fences[-2] + 1:fences[-1]]) if fences else text
 
 
+def _repl_says_unfinished(code: str) -> bool:
+    """Python's REPL test: codeop returns None for code that needs more lines (a try with no except)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return codeop.compile_command(code, "<answer>", "exec") is None
+        except COMPILE_ERRORS:
+            return False                               # an error, not unfinished: compile decides later
+
+
 def _ends_unfinished(code: str) -> bool:
-    """Whether the code stops inside a bracket or string, after a backslash, or after a block opener's colon."""
+    """Whether the code stops inside a bracket or string, after a backslash, after a block opener's colon, or
+    where Python's REPL would ask for more."""
     depth, last, i, n = 0, "", 0, len(code)
     while i < n:
         c = code[i]
@@ -171,7 +205,7 @@ def _ends_unfinished(code: str) -> bool:
             if not c.isspace():
                 last = c
             i += 1
-    return depth > 0 or last in ("\\", ":")
+    return depth > 0 or last in ("\\", ":") or _repl_says_unfinished(code)
 
 
 def completion_status(text: str, finish_reason: str) -> str:
@@ -181,12 +215,12 @@ def completion_status(text: str, finish_reason: str) -> str:
     if not isinstance(finish_reason, str):
         raise ValueError(f"finish_reason must be a str, got {type(finish_reason).__name__}")
     code = _extract_code(text)
-    if finish_reason == "length" or code is None or _ends_unfinished(code):
+    if finish_reason in LIMIT_REASONS or code is None or _ends_unfinished(code):
         return "truncated"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             compile(code, "<completion>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+        except COMPILE_ERRORS:
             return "invalid"
     return "complete"

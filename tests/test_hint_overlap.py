@@ -20,11 +20,29 @@ topics' solutions are the noise floor):
   run can tell from pseudocode that names the same quantities, left to review;
 - below 15 the shared runs are formulas the contract itself states (`uncached = len(prompt) - cached - written`,
   12) and fragments of a line.
+
+Issue 18 "Hints" named three classes the run test let through, and two more tests catch them:
+- a level-3 hint written in Python syntax with other names than the solution's (decoding's
+  apply_repetition_penalty: `row[ids] = torch.where(x < 0, x * penalty, x / penalty)` shares 9 tokens): a line
+  counts as code when it parses as Python on its own and holds a call, subscript, attribute, comprehension,
+  lambda or augmented assignment (words such as `check penalty > 0` do not parse; `best = None` holds none of
+  them). Calibrated on c593f4f (`python tests/test_hint_overlap.py --code`): the hints written as words hold at
+  most one such line (a `for level, runs in results.items():` header); those issue 18 names hold 5
+  (apply_repetition_penalty, serving_metrics) and 2 (simulate), so CODE_LINES = 2 fails them. It also fails five
+  more that are Python as well: greedy_decode, sample_decode, critical_path, first_output
+  (`return min(times[s][1] for s in visible)`) and UsageLedger;
+- a level-1 hint that states the rule instead of naming the idea: a formula (an operator such as `> 1`), a
+  tie-breaking rule, a conditional instruction (`if ..., keep ...`) or a list of steps (two or more `;`). On
+  c593f4f these markers fire on exactly the four level-1 hints issue 18 names (beam_search,
+  apply_repetition_penalty, critical_path, compare_variants) and on no other.
 """
+import ast
 import io
 import keyword
+import re
 import sys
 import tokenize
+import warnings
 from difflib import SequenceMatcher
 from pathlib import Path
 
@@ -34,6 +52,16 @@ from grader import hints, topics
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = 15  # shared normalised tokens that make a level-3 hint a copy of the solution (see the module docstring)
+CODE_LINES = 2  # lines of Python code that make a level-3 hint the solution in Python syntax (module docstring)
+CODE_NODES = (ast.Call, ast.Subscript, ast.Attribute, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+              ast.Lambda, ast.AugAssign)
+RULE_MARKERS = {  # what states a rule in a level-1 hint (module docstring)
+    "a formula": r"[<>=+*/]",
+    "a tie-breaking rule": r"\bties?\b",
+    "a conditional instruction": r"\bif\b[^,;:.]*,\s*(keep|return|use|take|drop|raise|choose|pick|add|remove|skip|"
+                                 r"stop|divide|multiply)\b",
+    "a list of steps": r";[^;]*;",
+}
 LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
@@ -112,8 +140,70 @@ def test_level3_hints_do_not_copy_the_solution(topic):
                         + "\n".join(f"  {key}: {size} tokens: {text}" for key, (size, text) in copied.items()))
 
 
-if __name__ == "__main__":  # the calibration: every hint's longest shared run, longest first
-    rows = [(size, f"{topic}.{key}", text) for topic in (sys.argv[1:] or topics.all_topics())
-            for key, (size, text) in level3_runs(topic).items()]
+def is_code_line(line: str) -> bool:
+    """Whether one line of a hint is a Python statement that does something only code does (CODE_NODES).
+
+    A block header (`for x in xs.items():`) is given a body so that it parses on its own.
+    """
+    line = line.strip()
+    source = line + ("\n    pass" if line.endswith(":") else "")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(isinstance(node, CODE_NODES) for node in ast.walk(tree))
+
+
+def code_lines(text: str) -> list[str]:
+    """The lines of `text` that are Python code (is_code_line)."""
+    return [line.strip() for line in text.splitlines() if is_code_line(line)]
+
+
+def rule_markers(text: str) -> list[str]:
+    """The RULE_MARKERS that `text` shows."""
+    return [name for name, pattern in RULE_MARKERS.items() if re.search(pattern, text)]
+
+
+def test_code_lines_tell_python_from_words():
+    python = "out = logits.clone()\nrow[ids] = where(x < 0, x * p, x / p)\nfor r, s in zip(out, rows):"
+    words = "check penalty > 0\nfor each row: take its distinct seen ids\nbest = None\nreturn the copy"
+    assert len(code_lines(python)) == 3 and code_lines(words) == []
+
+
+def test_rule_markers_tell_a_rule_from_an_idea():
+    assert rule_markers("Dividing a negative logit by a number > 1 makes it larger.") == ["a formula"]
+    assert rule_markers("Keep a few; finished ones keep slots; normalise at the end.") == ["a list of steps"]
+    assert rule_markers("if the difference is not significant, keep the cheaper prompt") == \
+        ["a conditional instruction"]
+    assert rule_markers("A saving can be credited only if that setting is the only change.") == []
+
+
+@pytest.mark.parametrize("topic", topics.all_topics())
+def test_level3_hints_are_not_python(topic):
+    written = {key: code_lines(hints.hint(topic, key, 3)) for key in hints.load(topic).get("functions", {})}
+    coded = {key: lines for key, lines in written.items() if len(lines) >= CODE_LINES}
+    assert not coded, (f"level-3 hints of {topic} hold {CODE_LINES}+ lines of Python; write the order of "
+                       f"operations in words:\n" + "\n".join(f"  {key}: {lines}" for key, lines in coded.items()))
+
+
+@pytest.mark.parametrize("topic", topics.all_topics())
+def test_level1_hints_name_the_idea(topic):
+    stated = {key: rule_markers(hints.hint(topic, key, 1)) for key in hints.load(topic).get("functions", {})}
+    stated = {key: markers for key, markers in stated.items() if markers}
+    assert not stated, (f"level-1 hints of {topic} state a rule (move it to level 2 and name the idea):\n"
+                        + "\n".join(f"  {key}: {markers}" for key, markers in stated.items()))
+
+
+if __name__ == "__main__":  # the calibration: every hint's longest shared run (or, with --code, its code lines)
+    names = [a for a in sys.argv[1:] if not a.startswith("--")] or topics.all_topics()
+    if "--code" in sys.argv:
+        for topic in names:
+            for key in hints.load(topic).get("functions", {}):
+                lines, markers = code_lines(hints.hint(topic, key, 3)), rule_markers(hints.hint(topic, key, 1))
+                print(f"{len(lines):4d}  {topic}.{key:40s} {markers} {lines[:2]}")
+        sys.exit()
+    rows = [(size, f"{topic}.{key}", text) for topic in names for key, (size, text) in level3_runs(topic).items()]
     for size, name, text in sorted(rows, reverse=True):
         print(f"{size:4d}  {name:45s} {text[:110]}")

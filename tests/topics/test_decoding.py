@@ -15,7 +15,7 @@ from exercises import decoding as stub
 from grader import hints
 from grader.checks.decoding import cases, distribution, draws, models
 from grader.checks.decoding.corpus import CASES, PROGRAMS
-from grader.checks.decoding.expect import same_beams, sign_blind
+from grader.checks.decoding.expect import same_beams, sign_blind, status_misconception
 from grader.checks.speculative.binomial import intervals, pass_bound
 from reference import decoding as ref
 from reference import sampling as ref_sampling
@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "tests" / "mutants" / "decoding"
 FUNCTIONS = ("greedy_decode", "sample_decode", "beam_search", "apply_repetition_penalty", "completion_status")
 MISCONCEPTIONS = {"truncated_code_as_complete", "repetition_penalty_sign", "beam_no_length_norm",
-                  "stop_tokens_in_output", "length_finish_as_complete"}
+                  "stop_tokens_in_output", "length_finish_as_complete", "ignores_min_new_tokens",
+                  "provider_limit_as_complete"}
 QUICK = settings(max_examples=40, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 
@@ -41,6 +42,67 @@ STOP_ANSWERS = [([3, 4, 7], "eos"), ([7], "eos"), ([3, 7, 4, 5], "length"), ([1,
 def test_stop_cases_worked_by_hand(i):
     _, prompt, script, n, eos_id, stop = cases.STOP_CASES[i]
     assert ref.greedy_decode(cases.script_model(prompt, script), prompt, n, eos_id, stop) == STOP_ANSWERS[i]
+
+
+MIN_ANSWERS = [([0], "eos"), ([2, 3, 4, 0], "eos"), ([3, 0], "eos"), ([3, 2, 0], "eos"), ([2, 3, 4], "length"),
+               ([2], "stop"), ([0, 0, 0, 0], "length")]
+
+
+@pytest.mark.parametrize("i", range(len(cases.MIN_CASES)))
+def test_min_new_tokens_cases_worked_by_hand(i):
+    _, prompt, script, n, eos_id, stop, least = cases.MIN_CASES[i]
+    for module in (ref, sol):
+        assert module.greedy_decode(cases.eager_eos_model(prompt, script), prompt, n, eos_id, stop, least) == \
+            MIN_ANSWERS[i]
+    # the misconception is visible: without min_new_tokens eos comes at once wherever there is an eos_id
+    early = ref.greedy_decode(cases.eager_eos_model(prompt, script), prompt, n, eos_id, stop)
+    assert early == (([0], "eos") if eos_id is not None else MIN_ANSWERS[i])
+
+
+def hugging_face_greedy(model, prompt: list, n: int, eos_id: int, least: int) -> tuple[list[int], str]:
+    """Greedy decoding with Hugging Face's MinNewTokensLengthLogitsProcessor in front of the argmax."""
+    logits_process = pytest.importorskip("transformers.generation.logits_process")
+    processor = logits_process.MinNewTokensLengthLogitsProcessor(len(prompt), least, eos_id)
+    tokens = list(prompt)
+    for _ in range(n):
+        scores = processor(torch.tensor([tokens]), model(tokens).unsqueeze(0))   # scores: [1, V]
+        tokens.append(int(torch.argmax(scores[0])))
+        if tokens[-1] == eos_id:
+            return tokens[len(prompt):], "eos"
+    return tokens[len(prompt):], "length"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_min_new_tokens_matches_hugging_face(seed):
+    r = random.Random(seed)
+    vocab, order, model_seed = draws.ngram_spec(r)
+    prompt, n = draws.prompt_for(r, vocab), r.randint(1, 12)
+    eos_id = ref.greedy_decode(models.NGramModel(vocab, order, model_seed), prompt, n)[0][0]  # eos comes at once
+    least = r.randint(0, n)
+    expected = hugging_face_greedy(models.NGramModel(vocab, order, model_seed), prompt, n, eos_id, least)
+    for module in (ref, sol):
+        assert module.greedy_decode(models.NGramModel(vocab, order, model_seed), prompt, n, eos_id, (), least) == \
+            expected
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_eager_eos_model_samples_like_greedy(seed):
+    # models.EagerEosModel's promise: under every filter the checks draw, sampling gives the greedy answer
+    r = random.Random(seed)
+    case, filters = draws.eager_case(r), draws.filters(r)
+    args = (case["prompt"], case["max_new_tokens"])
+    for least in (0, case["min_new_tokens"]):
+        greedy = ref.greedy_decode(draws.eager_model(case), *args, case["eos"], case["stop"], least)
+        for module in (ref, sol):
+            assert module.sample_decode(draws.eager_model(case), *args, torch.Generator().manual_seed(seed), **filters,
+                                        eos_id=case["eos"], stop=case["stop"], min_new_tokens=least) == greedy
+
+
+def test_eager_eos_sizing():
+    """The figures written next to sample_min_new_tokens and min_new_tokens_random."""
+    assert max(draws.filters(random.Random(s))["temperature"] for s in range(2000)) <= 3.0
+    assert math.exp(models.EAGER_SECOND / 3.0) < 1e-28 and 12 * 14 * math.exp(models.EAGER_SECOND / 3.0) < 2e-26
+    assert 7 * 8 * math.exp(models.EAGER_SECOND / 0.7) < 56e-124
 
 
 def test_beam_hand_worked_slot_rule_and_length_penalty():
@@ -94,9 +156,39 @@ def test_beam_search_with_enough_beams_is_exhaustive(seed):
 
 
 def test_completion_corpus_statuses():
-    expected = ["complete"] * 10 + ["truncated"] * 20 + ["invalid"] * 7 + ["complete"] * 2
+    expected = ["complete"] * 10 + ["truncated"] * 20 + ["invalid"] * 7 + ["complete"] * 2 + ["truncated"] * 5 \
+        + ["complete"] * 4
     assert [ref.completion_status(text, reason) for _, text, reason in CASES] == expected
+    assert [sol.completion_status(text, reason) for _, text, reason in CASES] == expected
     assert len(CASES) >= 30
+
+
+def test_a_limit_word_ignored_is_named_whatever_the_code_looks_like():
+    # the submission answered as if generation had ended naturally: the structural verdict, complete or invalid
+    for structural in ("complete", "invalid"):
+        assert status_misconception(structural, "truncated", structural, "max_tokens") == "provider_limit_as_complete"
+        assert status_misconception(structural, "truncated", structural, "length") == "length_finish_as_complete"
+    assert status_misconception("complete", "truncated", "truncated", "stop") == "truncated_code_as_complete"
+    assert status_misconception("invalid", "truncated", "truncated", "stop") is None
+
+
+@pytest.mark.parametrize("reason", ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens"])
+def test_every_provider_limit_word_truncates_code_that_parses(reason):
+    for module in (ref, sol):
+        assert module.completion_status(PROGRAMS["median"], reason) == "truncated"
+        assert module.completion_status(PROGRAMS["median"], reason.upper() if reason == "length" else "stop") == \
+            "complete"
+
+
+def test_fences_follow_commonmark_indentation():
+    code = "x = 1\n"
+    for indent, fence in (("", True), (" ", True), ("   ", True), ("    ", False), ("\t", False)):
+        text = f"{indent}```python\n{code}{indent}```\n"
+        assert ref.completion_status(text, "stop") == sol.completion_status(text, "stop") == \
+            ("complete" if fence else "invalid"), indent
+    # the REPL's verdict: a try without except and a decorator without def compile to nothing yet
+    for text in ("try:\n    x = 1\n", "@cache\n"):
+        assert ref.completion_status(text, "stop") == sol.completion_status(text, "stop") == "truncated"
 
 
 def test_loop_lesson():
@@ -219,6 +311,10 @@ BAD_CALLS = [
     ("temperature", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 0.0)),
     ("top_k", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 1.0, 0)),
     ("top_p", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 1.0, None, 1.5)),
+    ("min_new_tokens", "greedy_decode", (models.NGramModel(3, 2, 0), [1], 3, 0, (), 4)),
+    ("min_new_tokens", "greedy_decode", (models.NGramModel(3, 2, 0), [1], 3, 0, (), -1)),
+    ("min_new_tokens", "sample_decode", (models.NGramModel(3, 2, 0), [1], 3, torch.Generator(), 1.0, None, None, 0,
+                                         (), 5)),
     ("num_beams", "beam_search", (models.NGramModel(3, 2, 0), [1], 0, 3)),
     ("max_new_tokens", "beam_search", (models.NGramModel(3, 2, 0), [1], 2, 0)),
     ("penalty", "apply_repetition_penalty", (torch.zeros(4), [1], 0.0)),
@@ -272,5 +368,10 @@ def test_each_mutant_differs_as_its_misconception_predicts():
     assert torch.equal(m.apply_repetition_penalty(logits, [0, 1], 2.0), torch.tensor([1.0, -0.5, 0.0]))
     assert mutant("truncated_code_as_complete").completion_status("```python\nx = 1\n", "stop") == "complete"
     assert mutant("length_finish_as_complete").completion_status("x = 1\n", "length") == "complete"
+    m = mutant("provider_limit_as_complete")
+    assert [m.completion_status("x = 1\n", r) for r in ("length", "max_tokens")] == ["truncated", "complete"]
+    m, case = mutant("ignores_min_new_tokens"), cases.MIN_CASES[1]
+    _, prompt, script, n, eos_id, stop, least = case
+    assert m.greedy_decode(cases.eager_eos_model(prompt, script), prompt, n, eos_id, stop, least) == ([0], "eos")
     for name in MISCONCEPTIONS:
         assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from grader.checks.decoding.models import BigramModel, ScriptModel
+from grader.checks.decoding.models import BigramModel, EagerEosModel, ScriptModel
 
 VOCAB, EOS = 8, 7
 
@@ -25,15 +25,33 @@ STOP_CASES = [
 ]
 
 
+# min_new_tokens on a model whose eos is the likeliest token at every step (EagerEosModel, eos = 0):
+# (what the case shows, prompt, script of tokens while eos is held back, max_new_tokens, eos_id, stop, min_new_tokens)
+MIN_CASES = [
+    ("min_new_tokens=0: eos ends the output at once", [1], [2, 3, 4, 5], 6, 0, (), 0),
+    ("eos held back for three new tokens", [1], [2, 3, 4, 5, 2, 3], 8, 0, (), 3),
+    ("min_new_tokens=1", [4], [3, 3, 3], 5, 0, (), 1),
+    ("only new tokens count, however long the prompt", [1, 2, 3, 4, 5], [3, 2, 4], 6, 0, (), 2),
+    ("min_new_tokens = max_new_tokens: eos is never allowed", [1], [2, 3, 4], 3, 0, (), 3),
+    ("a stop sequence still ends the output before min_new_tokens", [1], [2, 3, 4, 5], 8, 0, ((3, 4),), 4),
+    ("eos_id None: token 0 is ordinary and min_new_tokens changes nothing", [1], [2, 3, 4], 4, None, (), 2),
+]
+
+
+def eager_eos_model(prompt: list, script: list) -> EagerEosModel:
+    """A fresh model whose eos (token 0) is the likeliest token at every step, `script` the only other choice."""
+    return EagerEosModel(VOCAB, prompt, script, 0)
+
+
 def script_model(prompt: list, script: list) -> ScriptModel:
     """A fresh one-hot model that writes `script` after `prompt`."""
     return ScriptModel(VOCAB, prompt, script)
 
 
-def case_text(fn: str, prompt, max_new_tokens, eos_id, stop, extra: str = "") -> str:
+def case_text(fn: str, prompt, max_new_tokens, eos_id, stop, extra: str = "", min_new_tokens=None) -> str:
     """How a decode call on a scripted model reads in a message."""
     return (f"{fn}(model, prompt={prompt}, max_new_tokens={max_new_tokens}{extra}, eos_id={eos_id}, "
-            f"stop={tuple(stop)})")
+            f"stop={tuple(stop)}" + ("" if min_new_tokens is None else f", min_new_tokens={min_new_tokens}") + ")")
 
 
 # Hand-worked beam search: tokens 0 = eos, 1 = a, 2 = b; rows are next-token probabilities after the last token

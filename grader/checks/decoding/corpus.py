@@ -79,12 +79,32 @@ FIZZBUZZ = '''for i in range(1, 16):
         print(i)
 '''
 
-# Real programs the hidden checks cut at random points (CONFIG also holds a backslash and a triple quote).
+FIB = '''import functools
+
+
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+'''
+
+# A docstring with a markdown example: its ``` lines are indented by four spaces, so they are code, not fences.
+SHOW = '''def show():
+    """Print how to call fib.
+
+    ```
+    fib(10)
+    ```
+    """
+    print("fib(10) == 55")
+'''
+
+# Real programs the hidden checks cut at random points (CONFIG also holds a backslash and a triple quote; RETRY a
+# try whose except a cut can remove; FIB a decorator a cut can leave without its def).
 PROGRAMS = {"median": MEDIAN, "word_count": WORD_COUNT, "stack": STACK, "config": CONFIG, "retry": RETRY,
-            "fizzbuzz": FIZZBUZZ}
+            "fizzbuzz": FIZZBUZZ, "fib": FIB, "show": SHOW}
 # What chat models write around their code.
 PREAMBLES = ["Here is the function:\n\n", "Sure! This should work:\n", "", "Certainly. Below is a Python version.\n\n"]
-OPENERS = ["```python\n", "```py\n", "```\n", "  ```python\n"]
+OPENERS = ["```python\n", "```py\n", "```\n", "  ```python\n", "   ```python\n"]
 AFTERWORDS = ["", "\n", "\nThis runs in O(n log n) time.", "\n\nLet me know if you need tests for it!\n"]
 
 
@@ -139,4 +159,14 @@ CASES = [
      + fenced("python median.py\n", opener="```bash\n"), "stop"),
     ("brackets and quotes inside strings and comments do not count", 'print("(: [ {")  # (((\n', "stop"),
     ("a colon inside a string at the end does not open a block", 'label = "total:"\n', "stop"),
+    ("Anthropic's stop_reason max_tokens on code that parses", MEDIAN, "max_tokens"),
+    ("Gemini's finish_reason MAX_TOKENS on fenced code that parses", fenced(STACK), "MAX_TOKENS"),
+    ("OpenAI Responses' max_output_tokens on code cut at a line end", MEDIAN[:MEDIAN.index("    if len")],
+     "max_output_tokens"),
+    ("a try with no except: Python's REPL asks for more", "try:\n    import numpy\n", "stop"),
+    ("a decorator with no def", FIB[:FIB.index("def fib")], "stop"),
+    ("a fence indented by three spaces is a fence", fenced(FIB, opener="   ```python\n"), "stop"),
+    ("a docstring's ``` indented by four spaces is code, not a fence", fenced(SHOW), "stop"),
+    ("Anthropic's end_turn on complete code", fenced(FIB), "end_turn"),
+    ("Gemini's STOP on complete code", SHOW, "STOP"),
 ]

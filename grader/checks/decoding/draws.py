@@ -13,9 +13,12 @@ from grader.checks.decoding.corpus import (
     PREAMBLES,
     PROGRAMS,
 )
-from grader.checks.decoding.models import PrefixModel, ScriptModel
+from grader.checks.decoding.models import EagerEosModel, PrefixModel, ScriptModel
 
 BEAM_GAP = 1e-4  # every two partial sums (and final scores) of an exhaustive case differ by more than this
+# Natural ends (OpenAI/vLLM/HF, Anthropic, Gemini, OpenAI Responses) and each one's token-limit word.
+FINISH_REASONS = ["stop", "stop", "eos", "end_turn", "STOP", "completed", "length", "length", "max_tokens",
+                  "MAX_TOKENS", "max_output_tokens"]
 
 
 def ngram_spec(r: random.Random, vocab=(3, 9), order=(1, 3)) -> tuple[int, int, int]:
@@ -66,6 +69,23 @@ def script_case(r: random.Random) -> dict:
 def script_model(case: dict) -> ScriptModel:
     """A fresh one-hot model for a script case."""
     return ScriptModel(case["vocab"], case["prompt"], case["script"])
+
+
+def eager_case(r: random.Random) -> dict:
+    """An EagerEosModel's eos, script, prompt and limit, with stop sequences and a min_new_tokens in [0, limit]."""
+    vocab = r.randint(3, 8)
+    eos = r.randrange(vocab)
+    others = [v for v in range(vocab) if v != eos]
+    script = [r.choice(others) for _ in range(r.randint(1, 12))]
+    n = r.randint(1, 14)
+    return {"vocab": vocab, "eos": eos, "prompt": prompt_for(r, vocab), "script": script, "max_new_tokens": n,
+            "stop": stops_from(r, script, vocab) if r.random() < 0.4 else (),
+            "min_new_tokens": r.choice([0, r.randint(0, n), r.randint(0, n), n])}
+
+
+def eager_model(case: dict) -> EagerEosModel:
+    """A fresh model for an eager case: its eos is the likeliest token at every step."""
+    return EagerEosModel(case["vocab"], case["prompt"], case["script"], case["eos"])
 
 
 def filters(r: random.Random) -> dict:
@@ -144,7 +164,7 @@ def cut_answer(r: random.Random) -> tuple[str, str]:
             + r.choice(AFTERWORDS)
     else:                                                   # the answer itself is cut: the fence stays open
         text = r.choice(PREAMBLES) + r.choice(OPENERS) + cut
-    return text, r.choice(["stop", "stop", "eos", "end_turn", "length"])
+    return text, r.choice(FINISH_REASONS)
 
 
 def varied_answer(r: random.Random) -> tuple[str, str]:
@@ -162,4 +182,4 @@ def varied_answer(r: random.Random) -> tuple[str, str]:
         body = "```python\n" + body + FENCE + "\n"
         if r.random() < 0.4:
             body += "\nRun it:\n```bash\npython main.py\n```\n"
-    return r.choice(PREAMBLES) + body, r.choice(["stop", "eos", "length"])
+    return r.choice(PREAMBLES) + body, r.choice(FINISH_REASONS)

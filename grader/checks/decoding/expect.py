@@ -38,13 +38,18 @@ def decoded(value, what: str) -> tuple[list[int], str]:
     return tokens, reason
 
 
-def expect_decoded(value, expected: tuple, what: str, stop=()) -> None:
-    """The submission's (tokens, finish_reason) must equal the expected pair; stop tokens left in are named."""
+def expect_decoded(value, expected: tuple, what: str, stop=(), without_min: tuple | None = None) -> None:
+    """The submission's (tokens, finish_reason) must equal the expected pair; stop tokens left in are named, and so
+    is an answer equal to `without_min`, the answer with min_new_tokens=0."""
     tokens, reason = decoded(value, what)
     want_tokens, want_reason = list(expected[0]), expected[1]
     if (tokens, reason) == (want_tokens, want_reason):
         return
     kept_stop = want_reason == "stop" and any(tokens == want_tokens + list(s) for s in stop)
+    early = without_min is not None and (tokens, reason) == (list(without_min[0]), without_min[1])
+    if early:
+        fail(f"{what}: expected ({want_tokens}, {want_reason!r}), got ({tokens}, {reason!r}): eos ended the output "
+             f"before min_new_tokens new tokens existed (its logit is -inf until then)", "ignores_min_new_tokens")
     fail(f"{what}: expected ({want_tokens}, {want_reason!r}), got ({tokens}, {reason!r})"
          + (": the stop sequence's tokens are still in the output" if kept_stop else ""),
          "stop_tokens_in_output" if kept_stop else None)
@@ -106,16 +111,21 @@ def expect_penalized(actual, expected: torch.Tensor, logits: torch.Tensor, seen_
                  misconceptions={"repetition_penalty_sign": sign_blind(logits, seen_rows, penalty)})
 
 
-def status_misconception(got: str, expected: str, structural: str) -> str | None:
+def status_misconception(got: str, expected: str, structural: str, reason: str) -> str | None:
     """The misconception a wrong completion_status shows; `structural` is the answer with finish_reason "stop"."""
-    if expected != "truncated" or got != "complete":
+    if expected != "truncated" or got == "truncated":
         return None
-    return "length_finish_as_complete" if structural == "complete" else "truncated_code_as_complete"
+    if structural != "truncated" and got == structural:         # judged as if generation had ended naturally
+        return "length_finish_as_complete" if reason == "length" else "provider_limit_as_complete"
+    return "truncated_code_as_complete" if got == "complete" else None
 
 
-def expect_status(actual, expected: str, structural: str, what: str) -> None:
-    """completion_status must return `expected`."""
+def expect_status(actual, expected: str, structural: str, what: str, reason: str) -> None:
+    """completion_status(text, reason) must return `expected`."""
     if actual not in STATUSES:
         fail(f"{what} returned {type_name(actual)} {str(actual)[:40]!r}, expected one of {list(STATUSES)}")
     if actual != expected:
-        fail(f"{what}: expected {expected!r}, got {actual!r}", status_misconception(actual, expected, structural))
+        limit = expected == "truncated" and structural != "truncated" and actual == structural and reason != "length"
+        fail(f"{what}: expected {expected!r}, got {actual!r}"
+             + (f": {reason!r} is this provider's word for hitting the token limit, like \"length\"" if limit
+                else ""), status_misconception(actual, expected, structural, reason))

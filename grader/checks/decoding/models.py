@@ -6,6 +6,7 @@ most MAX_TOKENS long), counts the calls it accepted and logs their prefixes, all
 - `NGramModel`: seeded random logits that depend on the last `order - 1` tokens;
 - `PrefixModel`: seeded random logits for every whole prefix (beam search: sums never tie exactly);
 - `ScriptModel`: after the prompt and k new tokens, a scripted k-th token (one-hot when `low` is very negative);
+- `EagerEosModel`: eos is the likeliest token at every step, a scripted token the only other one (min_new_tokens);
 - `LOOP_WORDS` / `loop_model()`: a word bigram whose most probable continuation repeats itself;
 - `CODE_PIECES` / `code_model()`: a model that writes a fenced Python function, then eos.
 """
@@ -16,6 +17,7 @@ import torch
 MAX_TOKENS = 512        # far past any check's prompt and output: a longer prefix is the submission's error
 MAX_LOG = 20_000        # prefixes kept per model
 ONE_HOT_LOW = -1e4      # exp(-1e4 / T) is exactly 0 in float32 and float64 for every temperature a check uses
+EAGER_SECOND = -200.0   # EagerEosModel's second choice: at T <= 3, exp(-200 / T) <= 1e-29 against eos
 
 
 class ServedModel:
@@ -100,6 +102,25 @@ class ScriptModel(ServedModel):
         k = min(len(tokens) - len(self.prompt), len(self.script) - 1)
         logits = torch.full((self.vocab,), self.low, dtype=torch.float64)
         logits[self.script[k]] = 0.0
+        return logits
+
+
+class EagerEosModel(ScriptModel):
+    """eos wants to end the output at once: after the prompt and k new tokens, logit 0 for `eos`, EAGER_SECOND for
+    script[k] and ONE_HOT_LOW for every other token. Greedy and sampled decoding (any filter a check uses) both
+    write eos at the first step eos is allowed, and script[k] while eos is held back: at every temperature a check
+    uses (<= 3) a sampler takes script[k] instead of eos with probability < exp(-200 / 3) = 1e-29, and another
+    token instead of script[k] with probability < exp(-9800 / 3) = 0 in float64."""
+
+    def __init__(self, vocab: int, prompt: list[int], script: list[int], eos: int):
+        assert eos not in script, "the script is what comes when eos is held back"
+        super().__init__(vocab, prompt, script)
+        self.eos = eos
+
+    def logits_after(self, tokens: list[int]) -> torch.Tensor:
+        logits = super().logits_after(tokens)                       # [V]: 0 for the script's token, low elsewhere
+        logits[logits == 0.0] = EAGER_SECOND
+        logits[self.eos] = 0.0
         return logits
 
 

@@ -33,8 +33,38 @@ def test_greedy_random_models(sub, seed):
         expect_decoded(result, expected, "greedy_decode on a random n-gram model", stop)
 
 
+@check("min_new_tokens_random", points=3, hint="greedy_decode",
+       title="greedy_decode and sample_decode with random min_new_tokens on random models whose eos comes early")
+def test_min_new_tokens_random(sub, seed):
+    r, ref = random.Random(seed), reference("decoding")
+    generator = sub.make(toys.generator, seed)
+    for _ in range(12):                                  # random n-gram models; eos: the first token greedy writes
+        vocab, order, model_seed = draws.ngram_spec(r)
+        prompt, n = draws.prompt_for(r, vocab), r.randint(1, 12)
+        free, _ = ref.greedy_decode(NGramModel(vocab, order, model_seed), prompt, n)
+        eos_id, stop, least = free[0], draws.stops_from(r, free, vocab), r.randint(0, n)
+        expected, early = (ref.greedy_decode(NGramModel(vocab, order, model_seed), prompt, n, eos_id, stop, m)
+                           for m in (least, 0))
+        result = sub.greedy_decode(offer(sub, NGramModel(vocab, order, model_seed)), prompt, n, eos_id, stop, least)
+        expect_decoded(result, expected, f"greedy_decode on a random n-gram model, min_new_tokens={least}", stop,
+                       early)
+    # Sampled cases, sized by models.EagerEosModel: at the largest temperature drawn (3) a correct sampler leaves
+    # the greedy answer with probability < exp(-200 / 3) < 1e-28 per step, under 12 * 14 * 1e-28 < 2e-26 in all;
+    # one that ignores min_new_tokens writes eos first with probability > 1 - 1e-28 (caught where min >= 1).
+    for _ in range(12):                                  # sampled, on models whose eos is the likeliest token
+        case, settings = draws.eager_case(r), draws.filters(r)
+        args = (case["prompt"], case["max_new_tokens"])
+        expected, early = (ref.greedy_decode(draws.eager_model(case), *args, case["eos"], case["stop"], m)
+                           for m in (case["min_new_tokens"], 0))
+        result = sub.sample_decode(offer(sub, draws.eager_model(case)), *args, generator, **settings,
+                                   eos_id=case["eos"], stop=case["stop"], min_new_tokens=case["min_new_tokens"])
+        expect_decoded(result, expected, f"sample_decode on a model whose eos is the likeliest token, "
+                       f"min_new_tokens={case['min_new_tokens']}", case["stop"], early)
+
+
 @check("greedy_bad_arguments", points=2, hint="greedy_decode",
-       title="greedy_decode rejects a limit below 1 and an empty stop sequence, naming the argument")
+       title="greedy_decode rejects a limit below 1, an empty stop sequence and a min_new_tokens outside "
+             "[0, max_new_tokens], naming the argument")
 def test_greedy_bad_arguments(sub, seed):
     r = random.Random(seed)
     model = offer(sub, NGramModel(4, 2, seed))
@@ -44,6 +74,10 @@ def test_greedy_bad_arguments(sub, seed):
         stop = [(r.randrange(4),)] * r.randint(0, 2) + [()]
         expect_names("stop", "greedy_decode with an empty stop sequence", sub.greedy_decode, model, [1], 4, None,
                      tuple(stop))
+        n = r.randint(1, 6)
+        least = r.choice([-r.randint(1, 3), n + r.randint(1, 3)])
+        expect_names("min_new_tokens", "greedy_decode with min_new_tokens outside [0, max_new_tokens]",
+                     sub.greedy_decode, model, [1], n, None, (), least)
 
 
 @check("sample_random_one_hot", points=3, hint="sample_decode",
@@ -161,7 +195,7 @@ def expect_statuses(sub, answers: list) -> None:
     ref = reference("decoding")
     for text, reason in answers:
         expect_status(sub.completion_status(text, reason), ref.completion_status(text, reason),
-                      ref.completion_status(text, "stop"), "completion_status on a cut model answer")
+                      ref.completion_status(text, "stop"), "completion_status on a cut model answer", reason)
 
 
 @check("completion_status_random_cuts", points=7, hint="completion_status",

@@ -7,9 +7,11 @@ from grader import toys
 from grader.checks.decoding import models
 from grader.checks.decoding.cases import (
     BEAM_CASES,
+    MIN_CASES,
     STOP_CASES,
     beam_model,
     case_text,
+    eager_eos_model,
     script_model,
 )
 from grader.checks.decoding.corpus import CASES
@@ -74,6 +76,47 @@ def test_sample_one_hot_stops(sub):
         result = sub.sample_decode(offer(sub, script_model(prompt, script)), prompt, n, generator,
                                    **ONE_HOT_FILTERS, eos_id=eos_id, stop=stop)
         expect_decoded(result, stored_stop_case(i), f"{what} ({label})", stop)
+
+
+def stored_min_case(i: int) -> dict:
+    """The golden answers to MIN_CASES[i]: with its min_new_tokens, and with 0 (what ignoring it gives)."""
+    _, prompt, script, n, eos_id, stop, least = MIN_CASES[i]
+    ref = reference("decoding")
+    return golden(f"min_new_tokens.{i}", lambda: {
+        m: ref.greedy_decode(eager_eos_model(prompt, script), prompt, n, eos_id, stop, m) for m in {least, 0}})
+
+
+@check("greedy_min_new_tokens", points=2, hint="greedy_decode",
+       title="greedy_decode holds eos back until min_new_tokens new tokens exist (stop sequences still apply); a bad "
+             "min_new_tokens raises ValueError naming it")
+def test_greedy_min_new_tokens(sub):
+    for i, (label, prompt, script, n, eos_id, stop, least) in enumerate(MIN_CASES):
+        answers = stored_min_case(i)
+        what = (f"{case_text('greedy_decode', prompt, n, eos_id, stop, min_new_tokens=least)} on a model whose eos "
+                f"(0) is the likeliest token at every step, {script} the next ({label})")
+        result = sub.greedy_decode(offer(sub, eager_eos_model(prompt, script)), prompt, n, eos_id, stop, least)
+        expect_decoded(result, answers[least], what, stop, answers[0] if least else None)
+    model = offer(sub, eager_eos_model([1], [2, 3]))
+    for least, n in ((-1, 4), (5, 4)):
+        expect_names("min_new_tokens", f"greedy_decode(model, [1], max_new_tokens={n}, min_new_tokens={least})",
+                     sub.greedy_decode, model, [1], n, 0, (), least)
+
+
+@check("sample_min_new_tokens", points=1, hint="sample_decode",
+       title="sample_decode holds eos back until min_new_tokens new tokens exist, as greedy_decode does")
+def test_sample_min_new_tokens(sub):
+    # Sized (models.EagerEosModel): at temperature 0.7 a correct sampler takes another token than the greedy one
+    # with probability < exp(-200 / 0.7) < 1e-124 per step, so it fails these 7 cases (at most 8 steps each) with
+    # probability < 56e-124; one that ignores min_new_tokens writes eos at once with probability > 1 - 1e-124.
+    generator = sub.make(toys.generator, 6)
+    extra = ", generator, temperature=0.7, top_k=3, top_p=0.9"
+    for i, (label, prompt, script, n, eos_id, stop, least) in enumerate(MIN_CASES):
+        answers = stored_min_case(i)
+        what = (f"{case_text('sample_decode', prompt, n, eos_id, stop, extra, least)} on a model whose eos (0) is "
+                f"the likeliest token at every step by a factor exp(200 / 0.7), {script} the next ({label})")
+        result = sub.sample_decode(offer(sub, eager_eos_model(prompt, script)), prompt, n, generator,
+                                   **ONE_HOT_FILTERS, eos_id=eos_id, stop=stop, min_new_tokens=least)
+        expect_decoded(result, answers[least], what, stop, answers[0] if least else None)
 
 
 @check("sample_first_token_frequencies", points=2, hint="sample_decode",
@@ -212,13 +255,13 @@ def shown(text: str) -> str:
 
 
 @check("completion_status_corpus", points=3, hint="completion_status",
-       title="completion_status on 39 model answers: complete, cut (bracket, string, backslash, colon, fence), "
-             "length, invalid")
+       title=f"completion_status on {len(CASES)} model answers: complete, cut (bracket, string, backslash, colon, "
+             f"fence, try or decorator), each provider's token-limit word, fences indented up to three spaces, invalid")
 def test_completion_status_corpus(sub):
     for i, (label, text, reason) in enumerate(CASES):
         expected = stored_status(f"corpus.{i}", text, reason)
         expect_status(sub.completion_status(text, reason), expected["status"], expected["structural"],
-                      f"completion_status({shown(text)}, {reason!r}) ({label})")
+                      f"completion_status({shown(text)}, {reason!r}) ({label})", reason)
 
 
 @check("completion_status_of_generated_code", points=1, hint="completion_status",
@@ -230,7 +273,7 @@ def test_completion_status_of_generated_code(sub):
         what = (f"completion_status(text, {case['reason']!r}) where text = {shown(case['text'])} is the code "
                 f"model's greedy answer with max_new_tokens={n}, stop={stop}")
         expect_status(sub.completion_status(case["text"], case["reason"]), case["status"], case["structural"],
-                      what)
+                      what, case["reason"])
 
 
 def generated_case(n: int, stop: tuple) -> dict:

@@ -4,13 +4,25 @@ CONCEPT = """
 Sampling picks one token; **decoding** repeats that choice until the text is done. A model here is a callable
 `model(tokens) -> logits[V]`: give it the prompt plus what was generated so far, get the next-token scores.
 Generation stops at the end-of-sequence token (`eos`), at a stop sequence, or at `max_new_tokens` (`length`),
-and says which: the finish reason tells a caller whether the answer was cut off.
+and says which: the finish reason tells a caller whether the answer was cut off. Every provider has its own word
+for that cut (`length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`, OpenAI Responses' `max_output_tokens`),
+and code that came back after one is a prefix, even when it parses. `min_new_tokens` works the other way: until
+that many new tokens exist, eos's logit is `-inf` (Hugging Face's `MinNewTokensLengthLogitsProcessor`, vLLM's
+`min_tokens`), while stop sequences still apply.
+
+Whether a stop sequence stays in the output is a convention, not a law: this exercise removes it, as OpenAI's and
+vLLM's `stop` strings do; vLLM keeps the tokens of its `stop_token_ids`, and Hugging Face's `stop_strings` leave
+the string in the output.
 
 **Greedy** takes the most probable token each step: cheap and deterministic, but a locally best token can lead
 to a poor sequence. **Sampled** decoding draws from the filtered distribution (temperature, top-k, top-p) with
-an explicit generator, so runs are reproducible. **Beam search** keeps the `num_beams` best partial sequences by
-summed log-probability; finished beams are ranked by that sum divided by `length ** length_penalty`, so the
-penalty decides whether short or long answers win. A **repetition penalty** pushes down tokens already seen.
+an explicit generator, so runs are reproducible. **Beam search** keeps the best partial sequences by summed
+log-probability; finished beams are ranked by that sum divided by `length ** length_penalty`, so the penalty
+decides whether short or long answers win. An early eos does not win whatever follows: a finished beam is
+compared with the others by its length-normalised score. Here a finished beam keeps its slot and the live beam
+shrinks (`num_beams - finished`), the textbook rule; Hugging Face's `generate` instead keeps `num_beams` live
+beams and stops by its `early_stopping` setting, so the two can return different beams. A **repetition
+penalty** pushes down tokens already seen.
 """
 
 EXPERIMENTS = [
@@ -60,4 +72,36 @@ plt.tight_layout()
 plt.show()
 print("greedy:", impl.greedy_decode(model, prompt, 4, eos_id=4))
 """),
+    ("""
+### Holding eos back
+
+The same model from token 2, where eos (token 4) is a likely next token. With `min_new_tokens` the answer cannot
+end before that many new tokens: the bars show how long 300 sampled answers are (at most 8 tokens) for each
+setting. An answer that ends with eos now holds at least `min_new_tokens + 1` tokens: nothing left of the dashed
+line occurs; the rest of each distribution is the model's own.
+""", """
+settings = [0, 2, 4]
+fig, axes = plt.subplots(1, len(settings), figsize=(12, 3.8), sharey=True)
+for ax, least in zip(axes, settings):
+    gen = torch.Generator().manual_seed(1)
+    lengths = collections.Counter(len(impl.sample_decode(model, [2], 8, gen, eos_id=4, min_new_tokens=least)[0])
+                                  for _ in range(300))
+    ax.bar(list(lengths), [lengths[n] / 300 for n in lengths], color="C0")
+    ax.axvline(least + 0.5, color="k", linestyle="--")
+    ax.set_xlim(0.4, 8.6)
+    ax.set_title(f"min_new_tokens={least}: shortest {min(lengths)}")
+    ax.set_xlabel("new tokens (eos included)")
+axes[0].set_ylabel("share of 300 answers")
+plt.tight_layout()
+plt.show()
+"""),
 ]
+
+CLOSING = """
+A decoding strategy chooses among the sequences a model already rates; it does not make any of them true. A stop
+rule or a finish reason says where the output ended and whether it was cut, not whether the answer is right;
+`completion_status` says a program is complete Python, not that it works (run its tests for that). A beam finds
+a sequence the model finds likely, and likely is not correct: beam search happily finds "I think that I think
+that ...". `min_new_tokens` forces length, not content, and a repetition penalty changes which words come, not
+whether they are accurate. None of this checks a fact, and none of it replaces evaluating the answers.
+"""

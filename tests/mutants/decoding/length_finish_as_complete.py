@@ -7,6 +7,6 @@ def completion_status(text, finish_reason):
         return "truncated"
     try:
         compile(code, "<completion>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+    except COMPILE_ERRORS:
         return "invalid"
     return "complete"
