@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 import time
@@ -14,6 +15,7 @@ from grader.engine.runner import run_checks
 from grader import interrupt
 from grader.interrupt import as_interrupted
 from grader.results import build, checked, error_document
+from grader.sandbox import mounts, policy
 
 SEARCH_DEPTH = 3  # how deep below the given folder a submission's modules are looked for
 
@@ -35,8 +37,10 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
     temporary folder of the modules a notebook's tagged cells make).
 
     An upload often has its modules one level down (`submission/exercises/sampling.py`): when the given folder
-    holds no topic module and exactly one folder below it does, that folder is graded.
+    holds no topic module and exactly one folder below it does, that folder is graded. BadInput for a path that is
+    or passes through a symbolic link, a folder inside the grader's own material, or one that holds a link.
     """
+    refuse_links_on_the_way(path)
     if not path.exists():
         raise BadInput(f"submission folder {str(path)!r} does not exist "
                        f"(run from the folder that holds it, or pass --submission DIR)")
@@ -47,7 +51,7 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
     path = path.resolve()
     modules = [f"{t}.py" for t in topic_registry.all_topics()]
     if _holds_modules(path, modules):
-        return path, None
+        return _refuse_what_it_must_not_hold(path), None
     found = _folders_with_modules(path, modules, SEARCH_DEPTH)
     expected = ", ".join(modules)
     if not found:
@@ -57,8 +61,60 @@ def resolve_submission(path: Path) -> tuple[Path, str | None]:
         listed = ", ".join(repr(str(f.relative_to(path))) for f in found[:5])
         raise BadInput(f"{str(path)!r} holds no topic module, and several folders below it do ({listed}): "
                        f"pass the one to grade with --submission")
-    return found[0], (f"{str(path)!r} holds no topic module: grading {str(found[0])!r}, "
-                      f"the one folder below it that does")
+    return _refuse_what_it_must_not_hold(found[0]), (f"{str(path)!r} holds no topic module: grading "
+                                                     f"{str(found[0])!r}, the one folder below it that does")
+
+
+def refuse_links_on_the_way(path: Path) -> None:
+    """BadInput when the submission path the user gave is, or passes through, a symbolic link: the grader grades
+    a folder, never where a link points (`exercises -> ../solutions` would be graded as the model answers).
+
+    Only the components the user chose are looked at, as given and before anything is resolved: for a relative
+    path, or an absolute one below the working folder (as the system or the shell's $PWD names it), those below
+    the working folder, however the user reached it; for another absolute path every component but a link
+    directly in `/`, which only the administrator can make (macOS's /tmp and /var, /bin on merged-/usr systems).
+    """
+    working = [Path(w) for w in (os.getcwd(), os.environ.get("PWD")) if w and os.path.isabs(w)]
+    working = [w for w in working if _same_folder(w, Path("."))]
+    base = next((w for w in working if path.is_absolute() and path.parts[:len(w.parts)] == w.parts), None)
+    if not path.is_absolute():
+        base, parts = Path(os.getcwd()), path.parts
+    elif base is not None:
+        parts = path.parts[len(base.parts):]
+    else:
+        base, parts = Path(path.anchor), path.parts[1:]
+    current = base
+    for i, part in enumerate(parts):
+        current = current / part
+        system_alias = current.parent == Path(current.anchor) and path.is_absolute() and base == Path(path.anchor)
+        if part not in (".", "..") and current.is_symlink() and not system_alias:
+            shown = Path(*path.parts[:len(path.parts) - len(parts) + i + 1])
+            what = "is a symbolic link" if i == len(parts) - 1 else f"passes through the symbolic link {str(shown)!r}"
+            raise BadInput(f"submission {str(path)!r} {what} (to {os.readlink(current)!r}): the grader grades only "
+                           f"a real folder or notebook, never what a link points to; pass the folder itself")
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _refuse_what_it_must_not_hold(folder: Path) -> Path:
+    """`folder` (resolved), or BadInput when it lies inside the grader's own material (its package, reference,
+    solutions, tests or history: `policy.grader_material`, which the sandbox hides) or holds a symbolic link among
+    the files the sandbox's copy of it takes (`mounts.submission_files`)."""
+    for material in policy.grader_material(policy.site_dirs()):
+        if material.resolve() in folder.parents:
+            raise BadInput(f"submission folder {str(folder)!r} lies inside the grader's own {str(material)!r}, "
+                           f"which is never graded as a submission; pass a folder of your own")
+    for relative, entry in mounts.submission_files(str(folder)):
+        if os.path.islink(entry):
+            raise BadInput(f"submission folder {str(folder)!r} holds the symbolic link {relative!r} (to "
+                           f"{os.readlink(entry)!r}): the grader reads only the files themselves; put the file "
+                           f"in its place")
+    return folder
 
 
 def _notebook_folder(notebook: Path) -> tuple[Path, str]:

@@ -15,6 +15,7 @@ import jsonschema
 import torch
 
 from grader.engine.plugin import STOPPED, CheckResult
+from grader.sandbox.mounts import SUBMISSION_BYTES, submission_files
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -35,33 +36,28 @@ def tool_info() -> dict:
             "torch": torch.__version__, "triton": triton, "platform": f"{sys.platform}-{platform.machine()}"}
 
 
-MAX_HASHED_BYTES = 16 * 2**20
-
-
 def file_hashes(submission: Path) -> dict[str, str]:
-    """sha256 of each regular `*.py` file of the submission (symlinks, FIFOs and devices are not opened)."""
+    """sha256 of each regular file the sandbox's copy of the submission holds (`mounts.submission_files`: helper
+    modules in subfolders too), by path relative to the submission folder; links, FIFOs and devices are not opened."""
     if not submission.is_dir():
         return {}
     hashes = {}
-    for p in sorted(submission.glob("*.py")):
+    for relative, path in submission_files(str(submission)):
         try:
-            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    # the copy holds no more than SUBMISSION_BYTES
+                    hashes[Path(relative).as_posix()] = hashlib.sha256(f.read(SUBMISSION_BYTES + 1)).hexdigest()
         except OSError:
             continue
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_HASHED_BYTES:
-                hashes[p.name] = hashlib.sha256(os.read(fd, MAX_HASHED_BYTES + 1)).hexdigest()
-        finally:
-            os.close(fd)
     return hashes
 
 
 NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
               "uts_namespace")
 ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
-                    "seccomp": bool, "watchdog": bool, "address_space_headroom_bytes": int, "output_bytes": int,
-                    "tmp_bytes": int, "open_files": int, "processes": int}
+                    "seccomp": bool, "watchdog": bool, "watchdog_realtime": bool, "address_space_headroom_bytes": int,
+                    "output_bytes": int, "tmp_bytes": int, "tmp_files": int, "open_files": int, "processes": int}
 
 
 def isolation_level(info: dict) -> dict:

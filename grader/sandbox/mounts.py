@@ -2,7 +2,8 @@
 
 Only what Python and the submission need is there: the system's library folders, the interpreter and its
 packages, a few files of /etc, a handful of devices, all read-only; a copy of the submission folder, read-only;
-a fresh /proc for the child's PID namespace; and a size-limited tmpfs at /tmp, the only writable place. Nothing
+a fresh /proc for the child's PID namespace; and a tmpfs at /tmp limited in bytes and in files (inodes, which the
+kernel keeps outside any byte count), the only writable place. Nothing
 else of the host is reachable: no host /tmp, /run, /dev/shm, home folders, sockets or other processes.
 """
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import stat
+from collections.abc import Iterator
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
@@ -82,33 +85,39 @@ def _covered(path: str, bound: list[str]) -> bool:
     return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
 
 
-def copy_submission(source: str, target: str) -> None:
-    """Copy the submission folder's regular files (not links, not caches), the topic modules first, within
-    SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES files. A file that does not fit or cannot be
-    copied is left out: nothing in the folder can make the private root fail."""
+def submission_files(source: str) -> Iterator[tuple[str, str]]:
+    """(path relative to `source`, path) of each entry the sandbox's copy of the submission folder holds, in copy
+    order: regular files and links (never followed), outside caches and linked folders, the modules first in each
+    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries. The results hash these."""
     budget, files_left = SUBMISSION_BYTES, SUBMISSION_FILES
     for folder, dirs, files in os.walk(source):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d)))
-        into = os.path.join(target, os.path.relpath(folder, source))
         for name in sorted(files, key=lambda n: (not n.endswith(".py"), n)):
             path = os.path.join(folder, name)
             try:
-                if os.path.islink(path):  # kept as a link, which the child then refuses to import by name
-                    if files_left > 0:
-                        os.makedirs(into, exist_ok=True)
-                        os.symlink(os.readlink(path), os.path.join(into, name))
-                        files_left -= 1
-                    continue
-                if not os.path.isfile(path):
-                    continue
-                cost = PAGE * (1 + os.path.getsize(path) // PAGE)
-                if cost > budget or files_left == 0:
-                    continue
-                os.makedirs(into, exist_ok=True)
-                shutil.copyfile(path, os.path.join(into, name))
-                budget, files_left = budget - cost, files_left - 1
+                info = os.lstat(path)
             except OSError:
                 continue
+            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                continue
+            cost = PAGE * (1 + info.st_size // PAGE) if stat.S_ISREG(info.st_mode) else 0
+            if cost > budget or files_left == 0:
+                continue
+            budget, files_left = budget - cost, files_left - 1
+            yield os.path.relpath(path, source), path
+
+
+def copy_submission(source: str, target: str) -> None:
+    """Copy `submission_files(source)` into `target`. A file that cannot be copied is left out: nothing in the
+    folder can make the private root fail."""
+    for relative, path in submission_files(source):
+        into = os.path.join(target, relative)
+        try:
+            os.makedirs(os.path.dirname(into), exist_ok=True)
+            # a link stays a link, which the child then refuses to import by name
+            shutil.copyfile(path, into, follow_symlinks=False)
+        except OSError:
+            continue
 
 
 def _mask(target: str) -> None:
@@ -119,8 +128,21 @@ def _mask(target: str) -> None:
         _mount("/dev/null", target, None, MS_BIND)
 
 
+def _passages(paths: list[str], bound: list[str]) -> set[str]:
+    """The root's own folders on the way to `paths` (a venv in the grader's checkout: the checkout, its parents):
+    made only to reach what is bound below them, they can be passed through but not listed (mode 0111), so the
+    child sees nothing of the checkout, the home folder or whatever else holds what is bound. Not below /tmp."""
+    passages = set()
+    for path in paths:
+        parent = os.path.dirname(path.rstrip("/"))
+        while parent not in ("/", "") and not _covered(parent, [*bound, "/tmp"]):
+            passages.add(parent)
+            parent = os.path.dirname(parent)
+    return passages
+
+
 def build_root(root: str, read_only: list[str], devices: list[str], submission: str, tmp_bytes: int,
-               hidden: list[str]) -> None:
+               tmp_files: int, hidden: list[str]) -> None:
     """Build the sandbox's root at `root` (an empty folder) and switch to it; the caller is PID 1 of its
     namespace, in a mount namespace of its own, with capabilities there. What of `hidden` a bound folder holds
     (the grader's packages in a site-packages, say) is covered with something empty: it does not depend on
@@ -129,7 +151,8 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     # /tmp first: a venv or a submission that lives below the host's /tmp is bound on top of it, not hidden by it
     os.makedirs(root + "/tmp")
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},mode=1777")
+    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={tmp_bytes},nr_inodes={tmp_files},mode=1777")
     bound: list[str] = []
     for path in [*SYSTEM, *ETC, *sorted(set(read_only), key=len)]:
         if not os.path.lexists(path) or _covered(path, bound):
@@ -156,6 +179,8 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     for path in masks:  # read-only once the submission's mount point, which may lie inside one, is made
         if os.path.isdir(root + path):
             _mount(None, root + path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for folder in _passages([*(path for path in read_only if path in bound), submission], bound):
+        os.chmod(root + folder, 0o111)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for name in ("shmmni", "msgmni", "shmall"):  # this IPC namespace's: no System V shared memory or queues

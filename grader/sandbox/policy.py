@@ -12,7 +12,24 @@ import grader
 REPO = Path(grader.__file__).resolve().parent.parent
 SYSTEM_ROOTS = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt"]
 TMP_BYTES = 256 * 2**20  # the private /tmp of one child, its only writable place
+# and its files, links and folders: each holds an inode and a dentry in the kernel (about 1 KiB, a link's target
+# up to a page) that no byte cap counts; the default, half the machine's pages, let one child pin gigabytes
+TMP_FILES = 4096
 PACKAGES = ("grader", "reference", "solutions")  # the grader's own (`exercises` holds only the stubs)
+
+
+def grader_material(site_dirs: list[str]) -> set[Path]:
+    """The grader's package, reference, solutions, tests and history, here and in every site-packages: what no
+    submission may be graded from inside (`grading.resolve_submission`) and no child may read."""
+    paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests", REPO / ".git"}
+    return paths | {Path(d) / name for d in site_dirs for name in PACKAGES}
+
+
+def site_dirs() -> list[str]:
+    """The interpreter's package folders, and any other on sys.path (a .pth file may add one: a shared environment)."""
+    return list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(),
+                               *(p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")
+                                 and Path(p).is_dir())]))
 
 
 def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
@@ -22,8 +39,7 @@ def hidden_paths(submission_dir: Path, site_dirs: list[str]) -> list[str]:
     sit in site-packages, where only they are hidden, in every site-packages (a copy installed beside the
     checkout that grades, as Gradescope's setup.sh makes one, holds the same hidden checks).
     """
-    paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests"}
-    paths |= {Path(d) / name for d in site_dirs for name in PACKAGES}
+    paths = grader_material(site_dirs)
     if str(REPO.resolve()) not in {str(Path(d).resolve()) for d in site_dirs}:
         # every entry of the checkout but a virtual environment that lives in it (`.venv`: the interpreter)
         environment = [Path(p).resolve() for p in (sys.prefix, *site_dirs)]
@@ -41,11 +57,8 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -
     Nothing is writable by more than one child: each has its own temp folder (Triton's cache included), so no
     check's child can leave anything for another's to read.
     """
-    # the interpreter's package folders, and any other on sys.path (a .pth file may add one: a shared environment)
-    site_dirs = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages(),
-                                    *(p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")
-                                      and Path(p).is_dir())]))
-    python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *site_dirs]
+    sites = site_dirs()
+    python = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sites]
     cuda = torch.cuda.is_available()
     devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if cuda else []  # opened read-write by CUDA
     env = {} if cuda else {"TRITON_INTERPRET": "1"}
@@ -53,6 +66,6 @@ def sandbox_config(submission_dir: Path, memory_bytes: int, output_bytes: int) -
     # the private root binds these beside the system's library folders (CUDA also reads /sys)
     bound = sorted(set(python + (["/sys"] if cuda else [])))
     return {"read_roots": sorted(set(SYSTEM_ROOTS + python)), "bound_read_only": bound, "devices": devices,
-            "tmp_bytes": TMP_BYTES,
-            "hidden": hidden_paths(submission_dir, site_dirs), "memory_bytes": None if cuda else memory_bytes,
+            "tmp_bytes": TMP_BYTES, "tmp_files": TMP_FILES,
+            "hidden": hidden_paths(submission_dir, sites), "memory_bytes": None if cuda else memory_bytes,
             "output_bytes": output_bytes, "submission_dir": str(submission_dir.resolve()), "env": env}
