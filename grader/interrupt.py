@@ -6,7 +6,10 @@ through); later ones, and any after `settle()`, are only recorded, so that the r
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import signal
+import sys
+from pathlib import Path
 
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
 
@@ -46,9 +49,25 @@ def _on_signal(signum, frame):
 
 def record_early() -> None:
     """From the first line of the command line on, a signal is recorded, not fatal: a run interrupted while
-    torch was still being imported still writes its results (status interrupted) and exits 130 or 143."""
+    torch was still being imported still writes its results (status interrupted) and exits 130 or 143.
+
+    Only in the `infergrade` command line itself: a program that imports the grader (pytest, a notebook's kernel,
+    a batch's worker) keeps its own handlers, so that its Ctrl-C still stops it.
+    """
+    if not is_command_line():
+        return
     for s in SIGNAL_NAMES:
         signal.signal(s, lambda signum, frame: _early.append(signum))
+
+
+def is_command_line() -> bool:
+    """Whether this process is the `infergrade` command (`python -m grader`, or the script pip installs), not a
+    program that imports it nor a worker process that multiprocessing started from it."""
+    main = sys.modules.get("__main__")
+    started_as = getattr(getattr(main, "__spec__", None), "name", None)
+    script = Path(getattr(main, "__file__", None) or "").name
+    return (multiprocessing.current_process().name == "MainProcess"
+            and (started_as == "grader.__main__" or script == "infergrade"))
 
 
 def settle() -> None:

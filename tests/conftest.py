@@ -1,6 +1,7 @@
 """Start the grader's zygote before any test computes with torch (see grader/sandbox/zygote.py)."""
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from grader.engine.runner import zygote
 os.environ.setdefault("TRITON_INTERPRET", "1")
 zygote()
 torch.set_num_threads(1)  # as in the CLI: grading stays steady on a loaded 2-core machine
+SIGNAL_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # pytest's, before any import
 
 
 @pytest.fixture
@@ -39,3 +41,12 @@ def close_child_pools(monkeypatch):
     yield
     for pool in made:
         pool.close()
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_kept():
+    """Ctrl-C still stops the suite: no import (at collection) and no test leaves the grader's SIGINT or SIGTERM
+    handlers in this process."""
+    assert {s: signal.getsignal(s) for s in SIGNAL_HANDLERS} == SIGNAL_HANDLERS, "a handler was left before this test"
+    yield
+    assert {s: signal.getsignal(s) for s in SIGNAL_HANDLERS} == SIGNAL_HANDLERS, "this test left a signal handler"
