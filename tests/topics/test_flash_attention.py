@@ -329,3 +329,11 @@ def test_checks_diagnose_from_the_reference_case():
     assert [mid for mid, _ in case["wrong"]] == ["no_rescale"] * 3 + ["causal_alignment", "lse_without_max"]
     atol, rtol = case["tol_o"]
     assert 0 < atol < 1e-4 and 0 < rtol < 1e-5
+
+
+def test_notebook_closes_on_what_the_topic_does_not_do():
+    from grader.notebooks.build import build
+
+    last = build("flash_attention").cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
+    assert all(phrase in " ".join(last.source.split()) for phrase in ("Everything else in a model's forward pass is untouched", 'tool calls'))

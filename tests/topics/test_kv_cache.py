@@ -423,3 +423,11 @@ def test_mutant_output_is_what_its_misconception_predicts(misconception):
             assert predicted.get(misconception) == got, (fn, stem)
             assert list(predicted.values()).count(got) == 1, "another misconception gives the same number"
     assert differs > 0
+
+
+def test_notebook_closes_on_what_the_topic_does_not_do():
+    from grader.notebooks.build import build
+
+    last = build("kv_cache").cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
+    assert all(phrase in " ".join(last.source.split()) for phrase in ('computation state, not memory',))

@@ -375,3 +375,11 @@ def test_mutants_show_their_misconception():
     got = mutant("gqa_head_mapping").paged_attention(**case)
     assert mismatch(got, outputs["gqa_head_mapping"], 1e-5, 1e-5) is None
     assert mismatch(got, outputs["expected"], 1e-2, 1e-2) is not None
+
+
+def test_notebook_closes_on_what_the_topic_does_not_do():
+    from grader.notebooks.build import build
+
+    last = build("paged_kv").cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
+    assert all(phrase in " ".join(last.source.split()) for phrase in ('makes no answer truer', 'not throughput'))

@@ -303,3 +303,11 @@ def test_hash_mutants_show_their_bug():
     assert len(mutant("partial_block_hashed").block_hashes(tokens, 2)) == 3
     unchained = mutant("unchained_hash").block_hashes
     assert unchained([9, 9, 3, 4], 2)[1] == unchained([1, 2, 3, 4], 2)[1]
+
+
+def test_notebook_closes_on_what_the_topic_does_not_do():
+    from grader.notebooks.build import build
+
+    last = build("prompt_cache").cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
+    assert all(phrase in " ".join(last.source.split()) for phrase in ('computation state, not memory',))

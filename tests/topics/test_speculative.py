@@ -409,3 +409,10 @@ def test_one_mutant_per_misconception_each_with_a_docstring():
         assert mutant(name).__dict__  # compiles and runs on top of the solution
         assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')
 
+
+def test_notebook_closes_on_what_the_topic_does_not_do():
+    from grader.notebooks.build import build
+
+    last = build("speculative").cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
+    assert all(phrase in " ".join(last.source.split()) for phrase in ('is not voting', 'is not fact-checking'))
