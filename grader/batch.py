@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from grader import output
 from grader.results import file_hashes
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
@@ -85,7 +86,8 @@ def grade_one(path: Path, topics: list[str], hidden: bool, seed: int) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="infergrade-batch-") as scratch:
         try:
-            folder = unpack(path, Path(scratch)) if path.is_file() else path
+            # the instructor's folders resolved, the student's own as given: a link there is refused
+            folder = unpack(path, Path(scratch).resolve()) if path.is_file() else path.parent.resolve() / path.name
             found, _ = resolve_submission(folder)
         except (BadInput, BadArchive, OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
             return bad_input_document(f"{path.name}: {exc}", path, topics, hidden, seed)
@@ -96,13 +98,16 @@ def grade_one(path: Path, topics: list[str], hidden: bool, seed: int) -> dict:
 
 def already_graded(path: Path, result: Path, hidden: bool, seed: int) -> bool:
     """Whether `result` grades this submission's current files with this seed and mode (for --resume)."""
+    from grader.grading import resolve_submission
+
     if not result.exists() or not path.is_dir():
         return False  # archives are regraded: their files are hashed only once unpacked
     try:
         doc = json.loads(result.read_text())
+        graded, _ = resolve_submission(path.parent.resolve() / path.name)  # the folder grade_one grades
         return (doc["seed"] == seed and doc["mode"] == ("hidden" if hidden else "public")
-                and doc["status"] == "completed" and doc["submission"]["files"] == file_hashes(path))
-    except (OSError, ValueError, KeyError, TypeError):
+                and doc["status"] == "completed" and doc["submission"]["files"] == file_hashes(graded))
+    except (OSError, ValueError, KeyError, TypeError):  # BadInput is a ValueError: regraded, and refused then
         return False
 
 
@@ -160,7 +165,5 @@ def _number(x: float) -> str:
 
 
 def write_results(doc: dict, result: Path) -> None:
-    """Write one submission's results document whole (a temporary file renamed into place)."""
-    tmp = result.with_name(f".{result.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    tmp.replace(result)
+    """Write one submission's results document whole (`output.write_text`: never over a device or FIFO)."""
+    output.write_text(json.dumps(doc, indent=2) + "\n", result)

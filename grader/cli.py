@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import signal
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -22,7 +20,7 @@ from grader.engine.runner import zygote
 zygote()  # fork the warm zygote before this process computes anything
 torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
-from grader import handout, hints, progress, topics as topic_registry  # noqa: E402
+from grader import handout, hints, output, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.exporters.terminal import summary  # noqa: E402
@@ -163,18 +161,10 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
 
 
 def _write(doc: dict, out: Path, fmt: str) -> None:
-    """Write the results in `fmt`, whole or not at all (a temporary file renamed into place)."""
+    """Write the results in `fmt` to `out` (`-`: standard output; a device or FIFO is written into, never replaced)."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit}[fmt](doc)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    output.write_text(text, out)
 
 
 @main.command()

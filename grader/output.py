@@ -1,0 +1,50 @@
+"""Writing a results file to where the user said: whole into a regular file, as it is into anything else.
+
+A regular file (or a path that does not exist yet) is written to a temporary file beside it and renamed into
+place, so that a reader never sees half a document. Anything else, a character device such as /dev/null or a
+FIFO, is opened for writing and written into: renaming over it would replace the device node with a file (as
+root, `--out /dev/null` would destroy the machine's /dev/null). `-` is the standard output.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import sys
+from pathlib import Path
+
+
+def write_text(text: str, out: Path) -> None:
+    """Write `text` to `out`: `-` for standard output, into a device or FIFO, or whole into a regular file."""
+    if str(out) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        kind = os.stat(out).st_mode
+    except FileNotFoundError:
+        kind = None
+    if kind is not None and not stat.S_ISREG(kind):
+        _write_into(text, out)
+    else:
+        _replace_whole(text, out)
+
+
+def _write_into(text: str, out: Path) -> None:
+    """Write into what `out` names without creating, truncating or replacing it (a device, a FIFO)."""
+    with open(os.open(out, os.O_WRONLY | os.O_NOCTTY), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _replace_whole(text: str, out: Path) -> None:
+    """A new file beside `out` (mode 0666 less the umask, as any new file here), renamed over it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.{secrets.token_hex(8)}"
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666), "w",
+                  encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, out)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,90 @@
+"""Where the results go: `--out` naming a device or a FIFO is written into, never replaced (as root,
+`grade --out /dev/null` turned the machine's /dev/null into a regular 0600 file); `-` is the standard output; a
+results file gets the mode of any new file (0666 less the umask). Devices and FIFOs are made in a temporary
+folder, never the real /dev/null."""
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader import batch
+from grader.results import problems
+from grader.selftest import SOLUTIONS_DIR
+
+REPO = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # this checkout's grader, from any working folder
+NULL = os.makedev(1, 3)  # the null device's numbers on Linux
+
+
+def infergrade(*args, cwd: Path, umask: int = 0o022) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, env=ENV, capture_output=True,
+                          text=True, timeout=600, preexec_fn=lambda: os.umask(umask))
+
+
+def null_device(path: Path) -> Path:
+    """A null device node at `path` (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root (the attack itself needs root: a non-root grader cannot "
+                    "replace /dev/null)")
+    os.mknod(path, stat.S_IFCHR | 0o666, NULL)
+    return path
+
+
+def is_null_device(path: Path) -> bool:
+    info = os.lstat(path)
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == NULL
+
+
+def test_grade_out_to_a_null_device_leaves_it_a_device(tmp_path):
+    node = null_device(tmp_path / "null")
+    done = infergrade("grade", "--submission", SOLUTIONS_DIR, "--topic", "kv_cache", "--seed", 1, "--out", node,
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert is_null_device(node)
+    assert os.listdir(tmp_path) == ["null"]  # no temporary file left beside it
+
+
+def test_check_out_to_a_fifo_writes_into_it(tmp_path):
+    fifo = tmp_path / "results.fifo"
+    os.mkfifo(fifo)
+    os.link(fifo, tmp_path / "same-fifo")  # the same FIFO under a second name: the reader can be released
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    done = infergrade("check", "kv_cache", "--submission", SOLUTIONS_DIR, "--out", fifo, cwd=tmp_path)
+    reader.join(timeout=30)
+    if reader.is_alive():  # nothing was written into the FIFO: end the reader's wait
+        os.close(os.open(tmp_path / "same-fifo", os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    doc = json.loads(received[0])
+    assert problems(doc) == [] and doc["score"] == doc["max_score"] > 0
+
+
+def test_grade_out_dash_is_standard_output(tmp_path):
+    done = infergrade("grade", "--submission", SOLUTIONS_DIR, "--topic", "kv_cache", "--seed", 1, "--out", "-",
+                      cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert problems(doc) == [] and doc["score"] == doc["max_score"] > 0
+    assert os.listdir(tmp_path) == []  # no file named '-'
+
+
+def test_a_results_file_gets_the_mode_the_umask_gives(tmp_path):
+    out = tmp_path / "results.json"
+    done = infergrade("grade", "--submission", SOLUTIONS_DIR, "--topic", "kv_cache", "--seed", 1, "--out", out,
+                      cwd=tmp_path, umask=0o027)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~0o027  # group may read, others not: not mkstemp's 0600
+
+
+def test_a_batch_result_named_by_a_device_leaves_it_a_device(tmp_path):
+    node = null_device(tmp_path / "alice.json")
+    batch.write_results({"score": 1}, node)
+    assert is_null_device(node) and os.listdir(tmp_path) == ["alice.json"]

@@ -1,0 +1,47 @@
+"""Every file the grader copies into the sandbox is recorded: a `kv_cache.py` importing `impl/real_kv_cache.py`
+scored full marks with its helper unhashed, and `grade-batch --resume` took a changed helper for the graded one."""
+import hashlib
+
+from grader import batch
+from grader.grading import grade, resolve_submission
+from grader.results import problems
+from grader.selftest import SOLUTIONS_DIR
+
+KV = (SOLUTIONS_DIR / "kv_cache.py").read_text()
+
+
+def with_helper(folder):
+    """A submission whose kv_cache.py only re-exports a helper module one folder down."""
+    (folder / "impl").mkdir(parents=True)
+    (folder / "impl" / "__init__.py").write_text("")
+    (folder / "impl" / "real_kv_cache.py").write_text(KV)
+    (folder / "kv_cache.py").write_text("from impl.real_kv_cache import *  # noqa: F401,F403\n")
+    return folder
+
+
+def test_a_helper_module_in_a_subfolder_is_hashed(open_folder):
+    with_helper(open_folder)
+    doc = grade(open_folder, ["kv_cache"], hidden=False, seed=0, with_progress=False)
+    assert problems(doc) == [] and doc["score"] == doc["max_score"] > 0  # graded from the helper
+    assert set(doc["submission"]["files"]) == {"kv_cache.py", "impl/__init__.py", "impl/real_kv_cache.py"}
+    helper = hashlib.sha256((open_folder / "impl" / "real_kv_cache.py").read_bytes()).hexdigest()
+    assert doc["submission"]["files"]["impl/real_kv_cache.py"] == helper
+
+
+def test_resume_regrades_a_submission_whose_helper_changed(open_folder):
+    alice = with_helper(open_folder / "class" / "alice")
+    result = open_folder / "alice.json"
+    batch.write_results(grade(alice, ["kv_cache"], hidden=False, seed=1, with_progress=False), result)
+    assert batch.already_graded(alice, result, hidden=False, seed=1)
+    (alice / "impl" / "real_kv_cache.py").write_text(KV + "\n# changed after grading\n")
+    assert not batch.already_graded(alice, result, hidden=False, seed=1)
+
+
+def test_resume_skips_an_unchanged_submission_graded_from_a_folder_below(open_folder):
+    bob = open_folder / "class" / "bob"
+    (bob / "upload").mkdir(parents=True)
+    (bob / "upload" / "kv_cache.py").write_text(KV)
+    result = open_folder / "bob.json"
+    graded, _ = resolve_submission(bob)  # as grade-batch finds it: upload/, the one folder below that holds modules
+    batch.write_results(grade(graded, ["kv_cache"], hidden=False, seed=1, with_progress=False), result)
+    assert batch.already_graded(bob, result, hidden=False, seed=1)
