@@ -134,6 +134,8 @@ class Engine:
     def plan(self, batch):
         """{request: tokens it processes this step}: one decode token per decoding request, then prompt or
         recompute chunks, each in admission order, within the token budget."""
+        if self.budget == math.inf:  # no budget: every decode, every prompt whole (the order does not matter)
+            return {i: self.pending[i] or 1 for i in batch}
         work, left = {}, self.budget
         for i in batch:
             if self.pending[i] == 0 and left >= 1:
