@@ -26,9 +26,10 @@ EXPERIMENTS = [
 
 A mixed workload (chat with short prompts, summaries with long prompts and short answers, long generations)
 arriving at about 6 requests per second, run under continuous and static batching with `max_num_seqs` from 1 to
-64. Throughput rises until the engine keeps up, then stays at the rate the requests arrive (the dashed line: the
-output tokens that arrive per second); the queueing before the first token (TTFT p99) falls; what the larger
-batch costs is the pace of every stream (ITL and TPOT p99 rise).
+64. Throughput rises until the engine keeps up, then levels off at the rate the requests arrive (the dashed line:
+output tokens asked for per second of arrivals; measured up to the last finish, the drain included, the plateau
+sits a little below it); the queueing before the first token (TTFT p99) falls; what the larger batch costs is the
+pace of every stream (ITL and TPOT p99 rise).
 """, """
 import random
 
