@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import struct
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 ALL = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
+PR_CAPBSET_DROP, PR_SET_SECUREBITS = 24, 28
+SECBIT_NOROOT_ALL = 0x1 | 0x2 | 0x4 | 0x8 | 0x20  # noroot, no_setuid_fixup (each locked), keep_caps locked off
+CAPABILITY_V3 = 0x20080522
 NOBODY = 65534
 NONE = {"user_namespace": False, "mount_namespace": False, "pid_namespace": False, "network_namespace": False,
         "ipc_namespace": False, "uts_namespace": False}
@@ -60,6 +64,39 @@ def become(uid: int) -> None:
         os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
+
+
+def drop_capabilities() -> None:
+    """Give up every capability, for good: the submission's process is uid 0 of its user namespace where the
+    grader is not root, and would otherwise pass every permission check there (list a folder of mode 0111)."""
+    lib = libc()
+    if lib is None:
+        return
+    lib.prctl(PR_SET_SECUREBITS, SECBIT_NOROOT_ALL, 0, 0, 0)  # no capabilities back from an execve as uid 0
+    for cap in range(64):
+        lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    header = struct.pack("<Ii", CAPABILITY_V3, 0)
+    none = bytes(24)  # effective, permitted, inheritable: two 32-bit words each, all zero
+    lib.capset(ctypes.c_char_p(header), ctypes.c_char_p(none))
+
+
+def take_realtime() -> None:
+    """Run this process, and what it forks, in the real-time class ahead of every ordinary process, where the
+    grader may (root): the sandbox's PID 1 inherits it, so that no load on the host can starve its samples."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except (OSError, AttributeError):
+        pass  # an ordinary process, as before
+
+
+def leave_realtime() -> bool:
+    """Back to the ordinary class (always allowed); whether this process was in the real-time one."""
+    if not hasattr(os, "sched_getscheduler"):
+        return False
+    was = os.sched_getscheduler(0) == os.SCHED_FIFO
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER, "a submission must never run in the real-time class"
+    return was
 
 
 def let_init_read() -> None:

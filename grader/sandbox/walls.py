@@ -3,7 +3,8 @@
     child's first process (host namespaces: writes the id maps, reports how the submission ended)
       -> unsharer (new user, mount, PID, network, IPC and UTS namespaces)
         -> PID 1 of the new PID namespace, in a process group of its own (builds the private root, then watches
-           every process of the namespace against summed caps: watchdog.py; our code only; its death ends them all)
+           every process of the namespace against summed caps: watchdog.py; our code only; its death ends them all;
+           in the real-time class where the grader is root, so that no load on the host starves it)
           -> the submission's process: unprivileged uid, then Landlock, rlimits and seccomp
 
 Every step is best effort: where the kernel refuses one, the child goes on behind the others and says so.
@@ -33,6 +34,7 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
     # The processes above the submission's ignore SIGHUP: a submission that leaves a process group of this session
     # orphaned with a stopped member makes the kernel send SIGHUP to the whole group, with no permission check.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    namespaces.take_realtime()  # for PID 1, the watchdog; the submission's process leaves it
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     status_r, status_w = os.pipe()
@@ -58,6 +60,7 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
     if not reached["user_namespace"]:
         os.close(status_w)  # this process is the submission's: its status reaches the first one by waitpid
         os.close(watch_fd)
+        namespaces.leave_realtime()
         if os.getuid() == 0:  # never root towards the host, walls or not
             namespaces.become(namespaces.NOBODY)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
@@ -101,7 +104,7 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
     try:
         os.makedirs(root, exist_ok=True)
         mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
-                          config["tmp_bytes"], config["hidden"])
+                          config["tmp_bytes"], config["tmp_files"], config["hidden"])
         private_root = True
     except OSError:
         private_root = False
@@ -110,10 +113,13 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
         os.close(status_w)
         os.close(watch_fd)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        realtime = namespaces.leave_realtime()  # PID 1 keeps it
         if uid:  # never root towards the host, even where the private root could not be built
             namespaces.become(uid)
-            namespaces.let_init_read()
-        return {"private_root": private_root, "watchdog": private_root, "host_uid": _host_uid()}
+        namespaces.drop_capabilities()  # where the grader is not root: uid 0 here, but with no power over the root
+        namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
+        return {"private_root": private_root, "watchdog": private_root, "host_uid": _host_uid(),
+                "watchdog_realtime": private_root and realtime}
     sock.close()
     if private_root:  # /proc is the namespace's own: every process PID 1 reads is the submission's
         status = watchdog.guard(inner, watch_fd, config["memory_bytes"])
@@ -151,7 +157,7 @@ def restrict(config: dict, private_root: bool) -> dict:
     report = {"landlock_abi": abi, **limits.apply_rlimits(config["memory_bytes"], config["output_bytes"])}
     report["seccomp"] = seccomp.install()
     if private_root:
-        report["tmp_bytes"] = config["tmp_bytes"]
+        report["tmp_bytes"], report["tmp_files"] = config["tmp_bytes"], config["tmp_files"]
     return report
 
 

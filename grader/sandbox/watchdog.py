@@ -198,19 +198,20 @@ def frozen():
         os.kill(-1, signal.SIGCONT)
 
 
-def over_cap(cap: int) -> bool:
-    """Whether the proportional sum passes `cap`, read with the namespace frozen. Should a process still end
-    during a pass (one that would not stop in time), the pass is done again, up to PASSES times: its pages may
-    live on in a fork that the pass read while it still shared them, or they may be gone (a short-lived worker,
-    which must not be counted twice)."""
+def over_cap(cap: int) -> tuple[bool, int]:
+    """Whether the proportional sum passes `cap`, read with the namespace frozen, and the sum last read. Should a
+    process still end during a pass (one that would not stop in time), the pass is done again, up to PASSES times:
+    its pages may live on in a fork that the pass read while it still shared them, or they may be gone (a
+    short-lived worker, which must not be counted twice)."""
+    total = 0
     for _ in range(PASSES):
         with frozen():
             total, ended = proportional()
         if total > cap:
-            return True
+            return True, total
         if not ended:
-            return False
-    return False
+            return False, total
+    return False, total
 
 
 def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
@@ -219,6 +220,7 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
     view = memoryview(mmap.mmap(fd, SIZE)).cast("q")
     os.close(fd)
     cap, next_pss = None, 0.0
+    read_at = (0, 0)  # (resident sum, proportional sum) when the proportional sum was last read
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -240,10 +242,15 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
         view[LIFE] = max(view[LIFE], total)
         if tasks > TASKS:
             _kill_all(view, TASKS_KILLED)
-        elif total > cap and time.monotonic() >= next_pss:
+        elif total > cap and (time.monotonic() >= next_pss or total - read_at[0] > cap - read_at[1]):
+            # read at once, whatever its share of the time, when the resident sum grew by more than the room the
+            # last read left: new pages count whole in both sums (two workers each filling 2 GiB outran a read
+            # every tenth of the time). Pages a fork shares, written later, grow only the proportional one.
             started = time.monotonic()
-            if over_cap(cap):
+            over, proportional_sum = over_cap(cap)
+            if over:
                 _kill_all(view, MEMORY)
+            read_at = (total, proportional_sum)
             next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
         time.sleep(INTERVAL)
 

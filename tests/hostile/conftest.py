@@ -1,4 +1,9 @@
-"""Starting an attack: a `demo.py` of probes in a sandboxed child, or a speculative submission graded whole."""
+"""Starting an attack: a `demo.py` of probes in a sandboxed child, or a speculative submission graded whole; the
+machine's CPUs kept busy by competing processes, as on a shared grading server."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from grader.engine.runner import zygote
@@ -36,3 +41,14 @@ def graded_speculative(tmp_path):
         doc = grade(folder, ["speculative"], hidden=False, seed=5, with_progress=False)
         return {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
     return run
+
+
+@pytest.fixture
+def saturated_cpus():
+    """Two busy processes per CPU for the length of the test, at the grader's own priority: a watchdog that can be
+    starved misses what a submission does meanwhile (the memory tests failed every time at load 9 to 20)."""
+    busy = [subprocess.Popen([sys.executable, "-S", "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
+    yield len(busy)
+    for process in busy:
+        process.kill()
+        process.wait()

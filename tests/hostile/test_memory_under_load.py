@@ -1,0 +1,54 @@
+"""Hostile submission: memory past the sandbox's summed cap, on a loaded machine. A call that forks two workers that
+each fill 2 GiB held 4.31 GiB in a sandbox capped at 3 GiB on a quiet machine, and reported it in a check message:
+once the resident sum passed the cap, the proportional sum (which decides) was read at most a tenth of the time,
+and both workers filled up between two reads. With the CPUs busy, PID 1's samples were late too.
+"""
+import sys
+
+import pytest
+
+from grader.sandbox.remote import ChildFailure
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog reads Linux's /proc")
+GIB = 2**30
+
+PROBES = r'''
+import mmap
+import os
+import numpy as np
+
+
+def ping():
+    return True
+
+
+def workers(count, gib):
+    """`count` forked workers that each fill `gib` GiB (on huge pages where the kernel has them: a fault maps 2 MiB,
+    a few milliseconds fill a GiB); returns the GiB they held together once all were full."""
+    full_r, full_w = os.pipe()
+    for _ in range(count):
+        if os.fork() == 0:
+            try:
+                block = mmap.mmap(-1, int(gib * 2**30), flags=mmap.MAP_PRIVATE)
+                block.madvise(mmap.MADV_HUGEPAGE)
+                np.frombuffer(block, dtype=np.uint8)[:] = 1          # every page touched
+                os.write(full_w, b"1")
+                os.read(full_r, 1)                                  # held until the call ends
+            finally:
+                os._exit(0)
+    got = b""
+    while len(got) < count:
+        got += os.read(full_r, count - len(got))
+    return count * gib
+'''
+
+
+def test_two_workers_each_filling_2_gib_are_killed_under_a_3_gib_cap(sandboxed, saturated_cpus):
+    sub = sandboxed(PROBES, 3 * GIB, timeout=120)
+    sub.ping()
+    if not sub.isolation.get("watchdog"):
+        pytest.skip("no watchdog here (no private root)")
+    with pytest.raises(ChildFailure, match="together held more than"):
+        held = sub.workers(2, 2)
+        pytest.fail(f"two workers held {held} GiB together under a 3 GiB cap")
+    sub.close()
