@@ -1,22 +1,39 @@
 """A warm zygote with torch and numpy imported that forks one sandboxed child per check.
 
-Children start in milliseconds with everything imported. An OpenMP thread pool does not survive a fork (a child
-entering a parallel region hangs), and the grader may have started one before the zygote was forked, so
-children compute on one thread. A child's socket is passed to the grader
-with SCM_RIGHTS; the zygote also reaps children and reports how they ended.
+The zygote is a fresh interpreter (`python -I -c BOOT`), never a fork of the grader: a fork would carry the
+grader's whole memory into every child, its command line (the class-wide --seed, the --out path), its environment
+and the frames of whatever started it (multiprocessing's start-up frame in a grade-batch worker holds the parent's
+argv and working folder), readable from a submission by `sys._getframe()`, `gc` or a scan of its own memory. It
+costs one more `import torch` per grader process, which runs beside the grader's own start-up.
+
+Children start in milliseconds with everything imported and compute on one thread (an OpenMP pool does not
+survive a fork). A child's socket is passed to the grader with SCM_RIGHTS; the zygote also reaps children and
+reports how they ended.
 """
 from __future__ import annotations
 
 import gc
+import json
 import os
 import pickle
 import resource
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import grader
 from grader.sandbox import child, environment, namespaces, walls
+
+# run by the fresh interpreter: argv[1] is its end of the socket, argv[2] the grader's sys.path (in JSON)
+BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[2]); "
+        "from grader.sandbox.zygote import main; main(int(sys.argv[1]))")
+# what of the grader's environment the zygote keeps: what the dynamic loader, torch, CUDA and Triton read
+ENVIRONMENT = ("PATH", "HOME", "LANG", "TZ", "LD_LIBRARY_PATH")
+ENVIRONMENT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TORCH_", "TRITON_", "OMP_", "MKL_", "OPENBLAS_")
 
 
 class ZygoteGone(RuntimeError):
@@ -26,20 +43,19 @@ class ZygoteGone(RuntimeError):
 class Zygote:
     """The grader's handle on the zygote process."""
 
-    def __init__(self, namespaces: bool = True):
-        import grader.toys  # noqa: F401 - children unpickle toys without reading grader files
-
-        gc.freeze()  # what is imported now is permanent: cheap collections, fewer copied pages in children
+    def __init__(self, namespaces: bool = True, prelude: str = ""):
+        """Start the zygote (it imports torch meanwhile; the first spawn waits for it). `prelude`: Python the
+        zygote runs before it serves (tests use it to stand in for a kernel that refuses a wall)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pid = os.fork()
-        if pid == 0:
-            ours.close()
-            try:
-                _zygote_main(theirs, namespaces)
-            finally:
-                os._exit(0)
+        # the grader's packages, however installed, and its sys.path but the working folder (`python -m`), whose
+        # listing the zygote's import system would keep in memory: the --out folder, say
+        path = [str(Path(grader.__file__).parent.parent), *(p for p in sys.path if p not in ("", os.getcwd()))]
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", BOOT, str(theirs.fileno()), json.dumps(path)], pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL, env=zygote_environment(os.environ), start_new_session=True)
         theirs.close()
-        self.pid, self.sock = pid, ours
+        self.pid, self.sock = self.process.pid, ours
+        child.send(ours, pickle.dumps({"namespaces": namespaces, "prelude": prelude, "parent": os.getpid()}))
 
     def spawn(self, config: dict) -> tuple[int, socket.socket]:
         """Fork a child that serves `config`; returns its pid (its process group) and the grader's socket."""
@@ -71,17 +87,36 @@ class Zygote:
             pass  # a zygote that is gone took its children with it
 
     def alive(self) -> bool:
-        try:
-            return os.waitpid(self.pid, os.WNOHANG) == (0, 0)
-        except ChildProcessError:
-            return False
+        return self.process.poll() is None
 
     def close(self) -> None:
         self.sock.close()
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
+        self.process.wait()
+
+
+def zygote_environment(environ) -> dict:
+    """The part of the grader's environment the zygote starts with: no tokens, paths or settings of the grader
+    (children replace even this with a minimal one, but a string once in memory can be found there)."""
+    return {k: v for k, v in environ.items() if k in ENVIRONMENT or k.startswith(ENVIRONMENT_PREFIXES)}
+
+
+def main(fd: int) -> None:
+    """The fresh interpreter's entry: import what children use, then serve the grader on socket `fd`."""
+    import grader.toys  # noqa: F401 - children unpickle toys without reading grader files
+
+    namespaces.die_with_parent()
+    sys.argv, sys.orig_argv = [environment.NAME.decode()], [environment.NAME.decode()]
+    sock = socket.socket(fileno=fd)
+    frame = child.recv(sock)
+    settings = pickle.loads(frame) if frame is not None else {"parent": None}
+    if os.getppid() != settings["parent"]:  # the grader ended before the death signal was asked for
+        os._exit(0)
+    exec(settings["prelude"], {})  # noqa: S102 - the grader's own code (tests)
+    gc.freeze()  # what is imported now is permanent: cheap collections, fewer copied pages in children
+    try:
+        _zygote_main(sock, settings["namespaces"])
+    finally:
+        os._exit(0)
 
 
 def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
@@ -91,7 +126,6 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
     a zombie that holds its pid, so no later child can take that pid (pid_max may be 32768) and be mistaken for it.
     Orphans it adopts are reaped at once and forgotten.
     """
-    namespaces.die_with_parent()
     namespaces.adopt_orphans()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C or SIGTERM is the grader's to handle: it ends us
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

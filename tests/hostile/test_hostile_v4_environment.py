@@ -17,7 +17,6 @@ import sys
 import pytest
 
 from grader.grading import grade
-from grader.sandbox import mounts
 from grader.sandbox.policy import REPO
 from grader.sandbox.zygote import Zygote
 
@@ -79,12 +78,11 @@ def test_pytest_variables_in_the_environment_change_nothing(tmp_path, monkeypatc
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
-def test_a_planted_pyc_is_not_what_runs_without_a_private_root(open_folder, monkeypatch, sandboxed):
-    def refuse(*args, **kwargs):
-        raise mounts.MountError(1, "refused for this test")
-
-    monkeypatch.setattr(mounts, "build_root", refuse)
-    refused = Zygote()  # forked now: its children inherit the refusal
+def test_a_planted_pyc_is_not_what_runs_without_a_private_root(open_folder, sandboxed):
+    refused = Zygote(prelude="from grader.sandbox import mounts\n"  # the zygote's children meet the refusal
+                             "def refuse(*args, **kwargs):\n"
+                             "    raise mounts.MountError(1, 'refused for this test')\n"
+                             "mounts.build_root = refuse\n")
     try:
         for name in ("demo", "helper"):  # the module graded, and one it imports from the folder
             pyc = open_folder / importlib.util.cache_from_source(f"{name}.py")

@@ -13,7 +13,7 @@ before it can mirror the submission's exit code 5. (C exits as soon as the kerne
 namespace no PID 1 ends it, and a live C would hold the channel open until the call's timeout.)
 
 The refusal is simulated as the v4/v5 tests simulate a refused private root: namespaces.unshare_all returns what it
-returns when the kernel says no (namespaces.NONE), in a zygote forked after the patch.
+returns when the kernel says no (namespaces.NONE), patched in the zygote before it serves.
 
 Safe behaviour: the first process ends as the submission's process did (exit code 5). Fix (walls.enter): the
 processes above the submission's ignore SIGHUP on every path, and the submission's process restores its default;
@@ -23,7 +23,6 @@ import sys
 
 import pytest
 
-from grader.sandbox import namespaces
 from grader.sandbox.remote import ChildFailure
 from grader.sandbox.zygote import Zygote
 
@@ -58,9 +57,9 @@ def ping():
 
 @linux_only
 def test_without_a_user_namespace_an_orphaned_group_does_not_hang_up_the_first_process(
-        open_folder, monkeypatch, sandboxed):
-    monkeypatch.setattr(namespaces, "unshare_all", lambda: dict(namespaces.NONE))  # the kernel's refusal
-    refused = Zygote()  # forked now: its children inherit the refusal
+        open_folder, sandboxed):
+    refused = Zygote(prelude="from grader.sandbox import namespaces\n"  # the kernel's refusal, in the zygote
+                             "namespaces.unshare_all = lambda: dict(namespaces.NONE)\n")
     try:
         sub = sandboxed(PROBES, timeout=20, folder=open_folder, zygote_=refused)
         assert sub.ping() == 1

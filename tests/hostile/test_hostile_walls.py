@@ -13,7 +13,6 @@ import pytest
 
 from grader.engine.runner import zygote
 from grader.results import problems
-from grader.sandbox import mounts
 from grader.sandbox.policy import REPO, sandbox_config
 from grader.sandbox.remote import ChildFailure, ChildPool, Submission, SubmissionRaised
 from grader.sandbox.zygote import Zygote
@@ -188,12 +187,11 @@ def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_pa
 
 
 @linux_only
-def test_a_refused_private_root_still_grades_and_says_so(open_folder, monkeypatch, sandboxed):
-    def refuse(*args, **kwargs):
-        raise mounts.MountError(1, "refused for this test")
-
-    monkeypatch.setattr(mounts, "build_root", refuse)
-    refused = Zygote()  # forked now: its children inherit the refusal
+def test_a_refused_private_root_still_grades_and_says_so(open_folder, sandboxed):
+    refused = Zygote(prelude="from grader.sandbox import mounts\n"  # the zygote's children meet the refusal
+                             "def refuse(*args, **kwargs):\n"
+                             "    raise mounts.MountError(1, 'refused for this test')\n"
+                             "mounts.build_root = refuse\n")
     try:
         sub = sandboxed(PROBES, folder=open_folder, zygote_=refused)
         report = walls(sub)
