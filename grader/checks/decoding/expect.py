@@ -5,7 +5,8 @@ import math
 import torch
 
 from grader.checks.speculative.expect import expect_names  # noqa: F401 - re-exported for the decoding checks
-from grader.engine import expect_close, fail
+from grader.checks.decoding.models import MAX_TOKENS
+from grader.engine import expect_close, expect_length, fail, within
 from grader.engine.checks import type_name
 
 FINISH_REASONS = ("eos", "stop", "length")
@@ -22,6 +23,7 @@ def offer(sub, model):
 def token_list(value, what: str) -> list[int]:
     """`value` as a list of ints (a 1-D integer tensor is accepted), or the check fails."""
     if isinstance(value, torch.Tensor) and value.dim() == 1 and not value.is_floating_point():
+        expect_length(value, f"{what}: its tokens", at_most=MAX_TOKENS)  # before converting them
         value = value.tolist()
     if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
         fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")
@@ -79,7 +81,7 @@ def beam_text(found: list) -> str:
 def same_beams(found: list, expected: list) -> bool:
     """The same sequences in the same order with scores within the tolerance."""
     return len(found) == len(expected) and all(
-        t == list(te) and math.isclose(s, se, rel_tol=SCORE_RTOL, abs_tol=SCORE_ATOL)
+        t == list(te) and within(s, se, atol=SCORE_ATOL, rtol=SCORE_RTOL)
         for (t, s), (te, se) in zip(found, expected))
 
 

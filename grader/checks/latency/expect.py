@@ -3,7 +3,7 @@
 Seconds compare with the contract's relative tolerance of 1e-9 (plus 1e-12 s for times near 0): a correct
 submission may add the same durations in another order. Paths compare exactly: the tie rule fixes them.
 """
-from grader.engine import SubmissionRaised, expect_type, fail
+from grader.engine import SubmissionRaised, expect_type, fail, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -17,7 +17,7 @@ def is_seconds(value) -> bool:
 
 def same_seconds(actual, expected) -> bool:
     """Whether `actual` is a number within the tolerance of `expected`."""
-    return is_seconds(actual) and abs(actual - expected) <= ATOL + RTOL * abs(expected)
+    return is_seconds(actual) and within(actual, expected, atol=ATOL, rtol=RTOL)
 
 
 def schedule_difference(actual, expected: dict) -> str | None:

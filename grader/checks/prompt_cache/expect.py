@@ -1,5 +1,5 @@
 """How prompt_cache checks drive a PrefixCache, compare results, and predict what a misconception returns."""
-from grader.engine import diagnose, expect_type, fail
+from grader.engine import diagnose, expect_type, fail, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9    # costs and hit rates are sums of products of exact decimals: only the summation order differs
@@ -85,7 +85,7 @@ def close(actual, expected: float) -> bool:
     """Whether `actual` is a number within the tolerance of `expected`."""
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
         return False
-    return abs(actual - expected) <= ATOL + RTOL * abs(expected)
+    return within(actual, expected, atol=ATOL, rtol=RTOL)
 
 
 def expect_session(actual, expected: dict, what: str, wrong: dict) -> None:

@@ -5,7 +5,7 @@ Token counts, calls, `keep` and effort levels compare exactly. Seconds, costs an
 quotients of exact decimals: only the order of float operations differs, so a relative 1e-9 is ample. P-values
 also get an absolute 1e-12, so a correct exact p-value of 1e-18 computed as 1 - P(X > k) in floats still passes.
 """
-from grader.engine import SubmissionRaised, fail
+from grader.engine import SubmissionRaised, fail, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -22,7 +22,7 @@ def is_number(x) -> bool:
 
 def close(actual, expected: float, kind: str) -> bool:
     """Whether `actual` is a number within the tolerance of `expected` for its kind of quantity."""
-    return is_number(actual) and abs(actual - expected) <= ATOL[kind] + RTOL * abs(expected)
+    return is_number(actual) and within(actual, expected, atol=ATOL[kind], rtol=RTOL)
 
 
 # ---------------------------------------------------------------- the ledger

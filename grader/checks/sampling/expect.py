@@ -5,7 +5,7 @@ import re
 import torch
 
 from grader.checks.sampling.misconceptions import top_k_row_ids, top_p_row_ids
-from grader.engine import expect_raises, expect_type, fail, mismatch, tolerance
+from grader.engine import expect_raises, expect_type, fail, mismatch, outside, tolerance
 
 # Probabilities may be computed in float32 whatever the input dtype (contract): never demand more than a few
 # float32 epsilons of absolute accuracy from a probability.
@@ -126,7 +126,7 @@ def filtered_probs_problem(out, tempered: torch.Tensor, must: torch.Tensor, may:
     candidates = [*wrong, ("no_renormalization", torch.softmax(tempered, dim=-1) * support)]
     ids = {mid for mid, value in candidates if mismatch(got, value, atol, rtol) is None}
     sums = got.sum(dim=-1).reshape(-1)
-    off = ((sums - 1).abs() > SUM_ATOL).nonzero().flatten().tolist()
+    off = outside(sums, 1.0, atol=SUM_ATOL).nonzero().flatten().tolist()
     if off:
         return (f"{what}: a row sums to {sums[off[0]].item():.6g}{row_name(off[0], got.shape)}; each row of "
                 f"probabilities sums to 1"), ids

@@ -17,7 +17,7 @@ import torch
 
 from grader.checks.sampling.expect import row_name, show
 from grader.checks.speculative.binomial import intervals, outside
-from grader.engine import expect_type, fail
+from grader.engine import expect_type, fail, within
 
 FALSE_FAIL = 1e-6
 PROBE_MIN_DRAWS, PROBE_MIN_MASS, PROBE_MAX_TOKENS = 40, 0.5, 64
@@ -33,7 +33,7 @@ def counts_of(out, probs: torch.Tensor, num_samples: int, what: str) -> torch.Te
         fail(f"{what} returned shape {list(out.shape)}, expected {list(probs.shape)} (the shape of probs)")
     scaled = out.reshape(-1, probs.shape[-1]) * num_samples  # [rows, V]: the counts, up to rounding
     counts = scaled.round()
-    if not (torch.isfinite(scaled).all() and ((scaled - counts).abs() <= 1e-6).all() and (counts >= 0).all()):
+    if not (torch.isfinite(scaled).all() and within(scaled, counts, atol=1e-6) and (counts >= 0).all()):
         fail(f"{what} returned {show(out.flatten()[:8])}...; each frequency is a count of draws divided by "
              f"num_samples={num_samples}")
     sums = counts.sum(-1)

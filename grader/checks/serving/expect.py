@@ -8,7 +8,7 @@ interpolated percentiles, rates): each result is a handful of correctly rounded 
 value, about 1e-15 relative, so 1e-9 accepts any order of operations and rejects every misconception (they
 change values by far more). The absolute 1e-12 s only matters for values that should be 0.
 """
-from grader.engine import diagnose, fail
+from grader.engine import diagnose, fail, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -28,7 +28,7 @@ def same_value(actual, expected) -> bool:
     """Numbers within the tolerance; None only for None."""
     if expected is None or actual is None:
         return actual is None and expected is None
-    return is_number(actual) and abs(actual - expected) <= ATOL + RTOL * abs(expected)
+    return is_number(actual) and within(actual, expected, atol=ATOL, rtol=RTOL)
 
 
 def record_difference(actual, expected: dict, index: int) -> str | None:

@@ -26,7 +26,7 @@ def expect_well_formed(records, requests: list, what: str) -> None:
             fail(f"{what}: record {index} is not a dict with keys {list(RECORD_KEYS)}")
         if rec["id"] != request["id"]:
             fail(f"{what}: record {index} has id {rec['id']!r}, expected {request['id']!r} (input order)")
-        if rec["status"] not in STATUSES or not is_number(rec["finish"]):
+        if rec["status"] not in STATUSES or not (is_number(rec["finish"]) and math.isfinite(rec["finish"])):
             fail(f"{what}: request {request['id']!r} never ended (status {rec['status']!r}, finish {rec['finish']!r})")
         if not isinstance(rec["preemptions"], int) or isinstance(rec["preemptions"], bool) or rec["preemptions"] < 0:
             fail(f"{what}: request {request['id']!r} has preemptions {rec['preemptions']!r}, expected an int >= 0")
@@ -36,8 +36,8 @@ def expect_token_times(rec, request: dict, what: str) -> None:
     """Token times strictly increase, first_token is the first of them, and the count matches the status."""
     times = rec["token_times"]
     where = f"{what}: request {request['id']!r}"
-    if not isinstance(times, (list, tuple)) or not all(is_number(t) for t in times):
-        fail(f"{where}: token_times is not a list of numbers")
+    if not isinstance(times, (list, tuple)) or not all(is_number(t) and math.isfinite(t) for t in times):
+        fail(f"{where}: token_times is not a list of finite numbers")
     if any(later <= earlier for earlier, later in pairwise(times)):
         fail(f"{where}: token times do not increase: {list(times)[:10]}")
     if rec["output_tokens"] != len(times) or rec["first_token"] != (times[0] if times else None):

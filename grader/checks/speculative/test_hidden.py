@@ -1,6 +1,5 @@
 """Hidden speculative checks: random verify cases and formula arguments against the live reference, and
 speculative_generate on toy models with fresh seeds, prompts and settings."""
-import math
 
 import torch
 
@@ -9,7 +8,7 @@ from grader.checks.speculative.expect import (expect_all_accepted, expect_names,
                                               expect_stats_add_up, expect_tokens, generate, verify_text)
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.checks.speculative.models import TABLES
-from grader.engine import check, expect_type, fail, reference
+from grader.engine import check, expect_type, fail, reference, within
 
 NUDGE = 2e-6   # every decision of a random case survives this relative change of u or of one noise entry
 
@@ -123,7 +122,7 @@ def test_acceptance_rate_random(sub, rng):
         dtype = torch.float32 if i % 3 == 2 else torch.float64
         expected, what = ref.acceptance_rate(p, q), f"acceptance_rate(p={p.tolist()}, q={q.tolist()}) in {dtype}"
         actual = expect_type(sub.acceptance_rate(p.to(dtype), q.to(dtype)), (float, int), what)
-        if not math.isclose(actual, expected, rel_tol=1e-6, abs_tol=1e-7):
+        if not within(actual, expected, atol=1e-7, rtol=1e-6):
             fail(f"{what} returned {actual!r}, expected {expected!r}")
     vocab = int(torch.randint(2, 9, (), generator=rng))
     p, q = random_row(rng, vocab), random_row(rng, vocab + 1)
@@ -144,7 +143,7 @@ def test_formulas_random_arguments(sub, rng):
             expected = getattr(ref, name)(*args)
             what = f"{name}{args}"
             actual = expect_type(getattr(sub, name)(*args), (float, int), what)
-            if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+            if not within(actual, expected, atol=1e-12, rtol=1e-9):
                 fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
 
 
@@ -164,7 +163,7 @@ def test_expected_speedup_random(sub, rng):
         args = random_speedup_arguments(rng, i)
         expected, what = ref.expected_speedup(*args), f"expected_speedup{args}"
         actual = expect_type(sub.expected_speedup(*args), (float, int), what)
-        if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+        if not within(actual, expected, atol=1e-12, rtol=1e-9):
             fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
     for _ in range(4):
         alpha, gamma, c = random_speedup_arguments(rng, 4)

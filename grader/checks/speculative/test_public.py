@@ -12,7 +12,7 @@ from grader.checks.speculative.expect import (expect_all_accepted, expect_names,
                                               verify_text)
 from grader.checks.speculative.expect import sixteenths as Q
 from grader.checks.speculative.misconceptions import verify_predictions
-from grader.engine import check, expect_type, fail, golden, reference
+from grader.engine import check, expect_type, fail, golden, reference, within
 
 
 def stored_verify(key: str, draft_tokens, q, p, u, noise) -> dict:
@@ -172,7 +172,7 @@ SPEEDUP_CASES = [(0.8, 4, 0.05), (0.6, 3, 0.1), (0.9, 5, 0.0), (1.0, 4, 0.2), (0
 def expect_number(actual, expected: float, what: str) -> None:
     """Fail unless `actual` is a number within a relative 1e-9 of `expected`."""
     expect_type(actual, (float, int), what)
-    if not math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-12):
+    if not within(actual, expected, atol=1e-12, rtol=1e-9):
         fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
 
 
@@ -408,12 +408,12 @@ def test_tokens_per_iteration_match_formula(sub, seed):
     accepted = sum(a * count for a, count in enumerate(hist))
     trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
     alpha_hat, mean_tokens = accepted / trials, 1 + accepted / RUNS
-    if abs(alpha_hat - ALPHA) > EPS_ALPHA:
+    if not within(alpha_hat, ALPHA, atol=EPS_ALPHA):
         fail(f"{what}: the first iterations accepted {accepted} of {trials} draft tokens they verified (alpha = "
              f"{alpha_hat:.3f}); these toys accept each draft with probability sum_x min(p(x), q(x)) = {ALPHA}, "
              f"so alpha must be within {EPS_ALPHA:.3f} of it (histogram of accepted drafts: {hist})")
     formula = leviathan_tokens(alpha_hat, GAMMA)
-    if abs(mean_tokens - formula) > EPS_TOKENS:
+    if not within(mean_tokens, formula, atol=EPS_TOKENS):
         fail(f"{what}: the first iterations yielded {mean_tokens:.3f} tokens on average, but the formula "
              f"(1 - alpha**(gamma+1)) / (1 - alpha) at the measured alpha = {alpha_hat:.3f} gives {formula:.3f} "
              f"(allowed difference {EPS_TOKENS:.3f}; histogram of accepted drafts: {hist})")

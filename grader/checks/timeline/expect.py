@@ -7,7 +7,7 @@ critical batch must come back as inf.
 """
 import math
 
-from grader.engine import diagnose, expect_type, fail
+from grader.engine import diagnose, expect_type, fail, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -20,9 +20,7 @@ def same_number(actual, expected) -> bool:
     """Whether `actual` is a number within the tolerance of `expected` (inf only for inf)."""
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
         return False
-    if math.isinf(expected):
-        return actual == expected
-    return abs(actual - expected) <= ATOL + RTOL * abs(expected)
+    return within(actual, expected, atol=ATOL, rtol=RTOL)  # inf only for inf
 
 
 def expect_number(actual, expected: float, what: str, unit: str, wrong: dict) -> None:
