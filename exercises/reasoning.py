@@ -4,7 +4,8 @@ A reasoning model thinks in tokens you never see: a two-word answer can cost tho
 only trustworthy account of a call is the usage object its API returns, and each provider shapes it differently.
 
 Per-task results (for `compare_variants` and `pick_effort`) are dicts
-{"correct": bool, "tokens": int (all tokens the task consumed), "seconds": float}.
+{"correct": bool, "tokens": int (all tokens the task consumed), "seconds": float}, optionally with
+"verifiable": bool (the answer came with something a reader can check: a test run, a cited line).
 """
 
 
@@ -18,26 +19,40 @@ class UsageLedger:
     def record(self, call_id, usage, seconds) -> None:
         """Record one call: its id, its usage object exactly as the API returned it (a dict), its wall time.
 
-        The shape is told apart by the keys of `usage`:
+        The shape is told apart by the keys of `usage`, in this order:
         - OpenAI Chat Completions (has "prompt_tokens"): "prompt_tokens", "completion_tokens", and optional
-          "prompt_tokens_details": {"cached_tokens"}, "completion_tokens_details": {"reasoning_tokens"}.
-          prompt_tokens INCLUDES the cached tokens; completion_tokens INCLUDES the reasoning tokens.
+          "prompt_tokens_details": {"cached_tokens", "cache_write_tokens"}, "completion_tokens_details":
+          {"reasoning_tokens"}. prompt_tokens INCLUDES the cached tokens and the cache writes; completion_tokens
+          INCLUDES the reasoning tokens.
+        - Google Gemini (has "prompt_token_count"): "prompt_token_count" INCLUDES "cached_content_token_count";
+          "thoughts_token_count" is NOT inside "candidates_token_count" and is billed as output beside it
+          (reasoning = the thoughts); "tool_use_prompt_token_count" is billed as input.
+        - Anthropic Messages (has a "cache_read_input_tokens", "cache_creation_input_tokens" or "cache_creation"
+          key, even with a null value; looked at before the next rule, because Anthropic's SDK also returns
+          "output_tokens_details"): "input_tokens" EXCLUDES both cache counts (they are billed apart: reads
+          cheaper, writes dearer); "cache_creation": {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}
+          breaks the writes down and gives them when "cache_creation_input_tokens" is absent or null;
+          "output_tokens" includes any thinking, which newer responses report as
+          "output_tokens_details": {"thinking_tokens"} (older ones do not: their reasoning counts 0).
         - OpenAI Responses (has "input_tokens_details" or "output_tokens_details"): "input_tokens",
-          "output_tokens", "input_tokens_details": {"cached_tokens"}, "output_tokens_details":
-          {"reasoning_tokens"}. input_tokens INCLUDES cached_tokens; output_tokens INCLUDES reasoning_tokens.
-        - Anthropic Messages (has "cache_read_input_tokens" or "cache_creation_input_tokens"): "input_tokens"
-          EXCLUDES both cache counts (they are billed apart: reads cheaper, writes dearer); "output_tokens"
-          includes any thinking, which this usage does not report apart (so its reasoning counts 0).
+          "output_tokens", "input_tokens_details": {"cached_tokens", "cache_write_tokens"},
+          "output_tokens_details": {"reasoning_tokens"}. input_tokens INCLUDES cached_tokens and
+          cache_write_tokens; output_tokens INCLUDES reasoning_tokens.
+        OpenAI's cache_write_tokens are input written to the cache: they count as cache writes, not as input.
         Other keys ("total_tokens", "audio_tokens", "service_tier", ...) are ignored. A detail object or a
-        detail count that is absent or null counts 0.
+        detail count that is absent or null counts 0. The dict may come from `.model_dump()` (null fields
+        kept), `.model_dump(exclude_none=True)`, `.to_dict()` or parsed JSON: any of them is accepted while a
+        key above tells the shape.
 
         Raises ValueError:
         - naming `call_id` when that id is already recorded (a retried call is recorded under its own id);
-        - naming `usage` when it has "input_tokens" and "output_tokens" but neither kind of detail key: whether
+        - naming `usage` when no key above tells the shape (say "input_tokens" and "output_tokens" alone): whether
           input_tokens includes cached input depends on the provider, so the shape must be known;
-        - naming the count when a required top-level count is missing, null or negative;
-        - naming the detail (`cached_tokens`, `reasoning_tokens`) when it is negative or larger than the total
-          it is part of, or the Anthropic cache count when it is negative;
+        - naming the count when a required top-level count (the input and output totals; for Gemini
+          prompt_token_count and candidates_token_count) is missing, null or negative;
+        - naming the detail (`cached_tokens`, `cache_write_tokens`, `reasoning_tokens`, `thinking_tokens`,
+          `cached_content_token_count`) when it is larger than the total it is part of, and any count when it is
+          negative;
         - naming `seconds` when it is negative.
         A rejected call changes nothing: it is not counted.
         """
@@ -77,7 +92,14 @@ def compare_variants(a, b) -> dict:
              "keep": "a" or "b": when p_value < 0.05 the variant correct more often; otherwise the one with fewer
                  total tokens ("a" on a tie);
              "accuracy_a", "accuracy_b": fractions of tasks correct (float);
-             "tokens_a", "tokens_b": total tokens of each variant (int)}.
+             "tokens_a", "tokens_b": total tokens of each variant (int);
+             "median_seconds_a", "median_seconds_b": the median of each variant's seconds (float; with an even
+                 count, the mean of the two middle values);
+             "verifiable_a", "verifiable_b": the fraction of each variant's results marked "verifiable": True
+                 (a result without the key counts as not verifiable), or None when no result of that variant has
+                 the key}.
+    A p-value of 0.05 or more does not show that the variants are equally good: it says these tasks cannot tell
+    them apart, so the cheaper one is kept until more evidence says otherwise.
     Raises:
         ValueError naming `a` or `b` when it is empty or they differ in length, and naming the field when a result
         lacks `correct`, `tokens` or `seconds`, or has negative `tokens` or `seconds`.

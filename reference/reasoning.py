@@ -1,4 +1,4 @@
-"""Hidden reference for the reasoning topic: a usage ledger over three providers' usage shapes, the exact McNemar
+"""Hidden reference for the reasoning topic: a usage ledger over four providers' usage shapes, the exact McNemar
 comparison of two prompt variants, and choosing a reasoning effort by need.
 
 Written for clarity: each provider's usage is first turned into the same five counts (input billed at the full
@@ -7,6 +7,7 @@ is computed exactly with fractions and converted to float64 once.
 """
 from fractions import Fraction
 from math import comb
+from statistics import median
 
 TOTAL_KEYS = ("input", "cached_input", "cache_write", "output", "reasoning")
 PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
@@ -42,51 +43,86 @@ def part_of(part, part_key, total, total_key):
     return part
 
 
+ANTHROPIC_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
+
+
 def provider_of(usage):
-    """Which API returned this usage object, told apart by its keys."""
+    """Which API returned this usage object, told apart by its keys (CONTRACTS.md section 11, in that order).
+
+    Anthropic is judged by its cache keys before the Responses detail keys: Anthropic's SDK also emits
+    `output_tokens_details`, so that key alone does not mean OpenAI Responses.
+    """
     if "prompt_tokens" in usage:
         return "openai_chat"
-    responses = "input_tokens_details" in usage or "output_tokens_details" in usage
-    anthropic = "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage
-    if responses and anthropic:
-        raise ValueError("usage has both OpenAI Responses detail keys and Anthropic cache keys: unknown shape")
-    if responses:
-        return "openai_responses"
-    if anthropic:
+    if "prompt_token_count" in usage:
+        return "gemini"
+    if any(key in usage for key in ANTHROPIC_CACHE_KEYS):
         return "anthropic_messages"
-    raise ValueError("usage has neither prompt_tokens nor any detail key (input_tokens_details, "
-                     "output_tokens_details, cache_read_input_tokens, cache_creation_input_tokens): whether "
-                     "input_tokens includes cached input depends on the provider, so the shape must be known")
+    if "input_tokens_details" in usage or "output_tokens_details" in usage:
+        return "openai_responses"
+    raise ValueError("usage has none of prompt_tokens, prompt_token_count, an Anthropic cache key "
+                     "(cache_read_input_tokens, cache_creation_input_tokens, cache_creation) or a Responses detail "
+                     "key (input_tokens_details, output_tokens_details): whether input_tokens includes cached "
+                     "input depends on the provider, so the shape must be known")
+
+
+def openai_counts(usage, input_key, output_key, input_details_key, output_details_key):
+    """Chat Completions or Responses: cached input and cache writes inside the input total, reasoning inside
+    the output total."""
+    total_in = required_count(usage, input_key)
+    total_out = required_count(usage, output_key)
+    input_details = usage.get(input_details_key)
+    cached = part_of(optional_count(input_details, "cached_tokens"), "cached_tokens", total_in, input_key)
+    written = part_of(optional_count(input_details, "cache_write_tokens"), "cache_write_tokens", total_in,
+                      input_key)
+    part_of(cached + written, "cached_tokens + cache_write_tokens", total_in, input_key)
+    reasoning = part_of(optional_count(usage.get(output_details_key), "reasoning_tokens"), "reasoning_tokens",
+                        total_out, output_key)
+    return {"input": total_in - cached - written, "cached_input": cached, "cache_write": written,
+            "output": total_out, "reasoning": reasoning}
+
+
+def anthropic_counts(usage):
+    """Anthropic Messages: input_tokens excludes cache reads and writes; thinking is inside output_tokens."""
+    input_tokens = required_count(usage, "input_tokens")
+    output_tokens = required_count(usage, "output_tokens")
+    cache_write = optional_count(usage, "cache_creation_input_tokens")
+    if usage.get("cache_creation_input_tokens") is None:  # the breakdown gives the writes when the total does not
+        breakdown = usage.get("cache_creation")
+        cache_write = (optional_count(breakdown, "ephemeral_5m_input_tokens")
+                       + optional_count(breakdown, "ephemeral_1h_input_tokens"))
+    thinking = part_of(optional_count(usage.get("output_tokens_details"), "thinking_tokens"), "thinking_tokens",
+                       output_tokens, "output_tokens")
+    return {"input": input_tokens, "cached_input": optional_count(usage, "cache_read_input_tokens"),
+            "cache_write": cache_write, "output": output_tokens, "reasoning": thinking}
+
+
+def gemini_counts(usage):
+    """Google Gemini: cached content inside the prompt count; thoughts billed as output beside the candidates;
+    the prompts of tool use billed as input."""
+    prompt = required_count(usage, "prompt_token_count")
+    candidates = required_count(usage, "candidates_token_count")
+    cached = part_of(optional_count(usage, "cached_content_token_count"), "cached_content_token_count", prompt,
+                     "prompt_token_count")
+    thoughts = optional_count(usage, "thoughts_token_count")
+    tool_prompt = optional_count(usage, "tool_use_prompt_token_count")
+    return {"input": prompt - cached + tool_prompt, "cached_input": cached, "cache_write": 0,
+            "output": candidates + thoughts, "reasoning": thoughts}
 
 
 def normalise(usage):
     """One usage object as {input (full price), cached_input, cache_write, output, reasoning}."""
+    if not isinstance(usage, dict):
+        raise ValueError(f"usage must be a dict (the usage object as its API returns it), got {type(usage).__name__}")
     provider = provider_of(usage)
     if provider == "openai_chat":
-        prompt = required_count(usage, "prompt_tokens")
-        completion = required_count(usage, "completion_tokens")
-        cached = optional_count(usage.get("prompt_tokens_details"), "cached_tokens")
-        reasoning = optional_count(usage.get("completion_tokens_details"), "reasoning_tokens")
-        part_of(cached, "cached_tokens", prompt, "prompt_tokens")
-        part_of(reasoning, "reasoning_tokens", completion, "completion_tokens")
-        return {"input": prompt - cached, "cached_input": cached, "cache_write": 0,
-                "output": completion, "reasoning": reasoning}
+        return openai_counts(usage, "prompt_tokens", "completion_tokens", "prompt_tokens_details",
+                             "completion_tokens_details")
     if provider == "openai_responses":
-        input_tokens = required_count(usage, "input_tokens")
-        output_tokens = required_count(usage, "output_tokens")
-        cached = optional_count(usage.get("input_tokens_details"), "cached_tokens")
-        reasoning = optional_count(usage.get("output_tokens_details"), "reasoning_tokens")
-        part_of(cached, "cached_tokens", input_tokens, "input_tokens")
-        part_of(reasoning, "reasoning_tokens", output_tokens, "output_tokens")
-        return {"input": input_tokens - cached, "cached_input": cached, "cache_write": 0,
-                "output": output_tokens, "reasoning": reasoning}
-    # Anthropic Messages: input_tokens excludes cache reads and writes; thinking is inside output_tokens
-    input_tokens = required_count(usage, "input_tokens")
-    output_tokens = required_count(usage, "output_tokens")
-    return {"input": input_tokens,
-            "cached_input": optional_count(usage, "cache_read_input_tokens"),
-            "cache_write": optional_count(usage, "cache_creation_input_tokens"),
-            "output": output_tokens, "reasoning": 0}
+        return openai_counts(usage, "input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details")
+    if provider == "gemini":
+        return gemini_counts(usage)
+    return anthropic_counts(usage)
 
 
 class UsageLedger:
@@ -149,6 +185,14 @@ def total_tokens(results):
     return sum(int(result["tokens"]) for result in results)
 
 
+def verifiable_share(results):
+    """The fraction of results marked verifiable (an unmarked one counts as not verifiable); None when no result
+    says either way."""
+    if not any("verifiable" in result for result in results):
+        return None
+    return sum(1 for result in results if result.get("verifiable")) / len(results)
+
+
 def mcnemar_exact_p(only_a, only_b):
     """Two-sided exact McNemar p-value from the discordant pairs.
 
@@ -178,7 +222,10 @@ def compare_variants(a, b):
     else:
         keep = "a" if tokens_a <= tokens_b else "b"
     return {"p_value": p_value, "keep": keep, "accuracy_a": accuracy(a), "accuracy_b": accuracy(b),
-            "tokens_a": tokens_a, "tokens_b": tokens_b}
+            "tokens_a": tokens_a, "tokens_b": tokens_b,
+            "median_seconds_a": float(median(float(result["seconds"]) for result in a)),
+            "median_seconds_b": float(median(float(result["seconds"]) for result in b)),
+            "verifiable_a": verifiable_share(a), "verifiable_b": verifiable_share(b)}
 
 
 def reaches(value, target):

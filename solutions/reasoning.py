@@ -1,14 +1,13 @@
 """Model answer for the reasoning topic: usage accounting across providers, paired prompt comparison, effort choice."""
 from math import comb
+from statistics import median
 
-# (shape, total input key, total output key, cached detail path, reasoning detail path)
+# (total input key, total output key, input details key, output details key) of the two OpenAI APIs
 OPENAI_SHAPES = {
-    "chat": ("prompt_tokens", "completion_tokens", ("prompt_tokens_details", "cached_tokens"),
-             ("completion_tokens_details", "reasoning_tokens")),
-    "responses": ("input_tokens", "output_tokens", ("input_tokens_details", "cached_tokens"),
-                  ("output_tokens_details", "reasoning_tokens")),
+    "chat": ("prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"),
+    "responses": ("input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"),
 }
-ANTHROPIC_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
+ANTHROPIC_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
 PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
@@ -27,38 +26,81 @@ def _required(usage, key):
     return _count(usage[key], key)
 
 
-def _detail(usage, path, total, total_key):
-    """A detail count (absent or null counts 0) that is part of `total`."""
-    details = usage.get(path[0]) or {}
-    value = _count(details.get(path[1]), path[1])
-    if value > total:
-        raise ValueError(f"{path[1]} ({value}) exceeds {total_key} ({total}), which includes it")
-    return value
+def _detail(container, key):
+    """A count inside a detail object; an absent or null object or count is 0."""
+    return _count((container or {}).get(key), key)
+
+
+def _within(part, part_name, total, total_name):
+    """`part`, rejected when it exceeds the total that includes it."""
+    if part > total:
+        raise ValueError(f"{part_name} ({part}) exceeds {total_name} ({total}), which includes it")
+    return part
 
 
 def _shape(usage):
-    """"chat", "responses" or "anthropic", from the keys of the usage object."""
+    """"chat", "gemini", "anthropic" or "responses", from the keys of the usage object.
+
+    Anthropic's cache keys are looked at before the Responses detail keys: its SDK emits output_tokens_details too.
+    """
     if "prompt_tokens" in usage:
         return "chat"
-    responses = any(key in usage for key in ("input_tokens_details", "output_tokens_details"))
-    anthropic = any(key in usage for key in ANTHROPIC_CACHE_KEYS)
-    if responses == anthropic:
-        raise ValueError("usage: cannot tell whether input_tokens includes cached input "
-                         "(expected OpenAI Responses detail keys or Anthropic cache keys, exactly one kind)")
-    return "responses" if responses else "anthropic"
+    if "prompt_token_count" in usage:
+        return "gemini"
+    if any(key in usage for key in ANTHROPIC_CACHE_KEYS):
+        return "anthropic"
+    if any(key in usage for key in ("input_tokens_details", "output_tokens_details")):
+        return "responses"
+    raise ValueError("usage: cannot tell whether input_tokens includes cached input (expected prompt_tokens, "
+                     "prompt_token_count, Anthropic cache keys or OpenAI Responses detail keys)")
+
+
+def _anthropic_counts(usage):
+    """Cache reads and writes are outside input_tokens; thinking is inside output_tokens."""
+    output = _required(usage, "output_tokens")
+    written = usage.get("cache_creation_input_tokens")
+    if written is None:  # the per-retention breakdown, when the total is absent or null
+        breakdown = usage.get("cache_creation")
+        written = sum(_detail(breakdown, key) for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"))
+    thinking = _detail(usage.get("output_tokens_details"), "thinking_tokens")
+    return (_required(usage, "input_tokens"), _count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens"),
+            _count(written, "cache_creation_input_tokens"), output,
+            _within(thinking, "thinking_tokens", output, "output_tokens"))
+
+
+def _gemini_counts(usage):
+    """Cached content is inside the prompt count; thoughts are billed as output beside the candidates."""
+    prompt, candidates = _required(usage, "prompt_token_count"), _required(usage, "candidates_token_count")
+    cached = _within(_count(usage.get("cached_content_token_count"), "cached_content_token_count"),
+                     "cached_content_token_count", prompt, "prompt_token_count")
+    thoughts = _count(usage.get("thoughts_token_count"), "thoughts_token_count")
+    tool_prompt = _count(usage.get("tool_use_prompt_token_count"), "tool_use_prompt_token_count")
+    return prompt - cached + tool_prompt, cached, 0, candidates + thoughts, thoughts
+
+
+def _openai_counts(usage, shape):
+    """Cached input and cache writes are inside the input total, reasoning inside the output total."""
+    input_key, output_key, input_details_key, output_details_key = OPENAI_SHAPES[shape]
+    total_in, total_out = _required(usage, input_key), _required(usage, output_key)
+    input_details = usage.get(input_details_key)
+    cached = _within(_detail(input_details, "cached_tokens"), "cached_tokens", total_in, input_key)
+    written = _within(_detail(input_details, "cache_write_tokens"), "cache_write_tokens", total_in, input_key)
+    _within(cached + written, "cached_tokens + cache_write_tokens", total_in, input_key)
+    reasoning = _within(_detail(usage.get(output_details_key), "reasoning_tokens"), "reasoning_tokens", total_out,
+                        output_key)
+    return total_in - cached - written, cached, written, total_out, reasoning
 
 
 def _counts(usage):
     """(input at full price, cached input, cache writes, output, reasoning) of one usage object."""
+    if not isinstance(usage, dict):
+        raise ValueError(f"usage must be a dict, got {type(usage).__name__}")
     shape = _shape(usage)
-    if shape == "anthropic":  # input_tokens excludes cache reads and writes; thinking is not reported apart
-        cache_read, cache_write = (_count(usage.get(key), key) for key in ANTHROPIC_CACHE_KEYS)
-        return _required(usage, "input_tokens"), cache_read, cache_write, _required(usage, "output_tokens"), 0
-    input_key, output_key, cached_path, reasoning_path = OPENAI_SHAPES[shape]
-    total_in, total_out = _required(usage, input_key), _required(usage, output_key)
-    cached = _detail(usage, cached_path, total_in, input_key)
-    reasoning = _detail(usage, reasoning_path, total_out, output_key)
-    return total_in - cached, cached, 0, total_out, reasoning
+    if shape == "anthropic":
+        return _anthropic_counts(usage)
+    if shape == "gemini":
+        return _gemini_counts(usage)
+    return _openai_counts(usage, shape)
 
 
 class UsageLedger:
@@ -129,7 +171,17 @@ def compare_variants(a, b):
     return {"p_value": p, "keep": keep,
             "accuracy_a": sum(bool(x["correct"]) for x in a) / len(a),
             "accuracy_b": sum(bool(y["correct"]) for y in b) / len(b),
-            "tokens_a": tokens_a, "tokens_b": tokens_b}
+            "tokens_a": tokens_a, "tokens_b": tokens_b,
+            "median_seconds_a": float(median(x["seconds"] for x in a)),
+            "median_seconds_b": float(median(y["seconds"] for y in b)),
+            "verifiable_a": _verifiable_share(a), "verifiable_b": _verifiable_share(b)}
+
+
+def _verifiable_share(results):
+    """The share of results marked verifiable (unmarked ones are not), or None when none says either way."""
+    if all("verifiable" not in r for r in results):
+        return None
+    return sum(bool(r.get("verifiable")) for r in results) / len(results)
 
 
 def pick_effort(results, min_accuracy):

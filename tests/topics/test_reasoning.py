@@ -13,8 +13,8 @@ from exercises import reasoning as stub
 from grader import hints
 from grader.checks.reasoning.draws import (random_bad_comparison, random_bad_record, random_calls, random_family,
                                            random_pair, random_prices, random_target)
-from grader.checks.reasoning.expect import (comparison_difference, cost_misconceptions, kept_wordier, most_tokens,
-                                            totals_difference, totals_misconceptions)
+from grader.checks.reasoning.expect import (comparison_difference, cost_misconceptions, gemini_thoughts, kept_wordier,
+                                            most_tokens, totals_difference, totals_misconceptions)
 from grader.checks.reasoning.tasks import (CLEAR_RESULTS, COMPARISONS, DISCORDANT, FAMILIES, PADDED_RESULTS,
                                            TARGET, discordant_results)
 from grader.checks.reasoning.test_public import BAD_COMPARISONS, BAD_RECORDS
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MUTANTS = ROOT / "tests" / "mutants" / "reasoning"
 FUNCTIONS = ("UsageLedger", "compare_variants", "pick_effort")
 MISCONCEPTIONS = {"reasoning_from_answer_length", "cached_at_full_price", "double_counts_reasoning",
-                  "keeps_wordier_prompt", "more_effort_always"}
+                  "keeps_wordier_prompt", "more_effort_always", "gemini_thoughts_inside_candidates"}
 QUICK = settings(max_examples=60, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 
@@ -51,12 +51,22 @@ def test_each_provider_shape_worked_by_hand():
     assert ledger_of(ref, LEDGERS["OpenAI Responses"]).totals() == {
         "input": 5200 - 4864 + 36 + 900, "cached_input": 4864, "cache_write": 0, "output": 2438,
         "reasoning": 2304, "calls": 3, "seconds": pytest.approx(33.6)}
-    # Anthropic: input_tokens excludes the cache counts, thinking is inside output and not reported apart
+    # Anthropic: input_tokens excludes the cache counts; thinking is inside output, reported apart by msg-2 only;
+    # msg-4's writes are its breakdown's sum, 1200 + 800
     assert ledger_of(ref, LEDGERS["Anthropic Messages"]).totals() == {
-        "input": 25 + 60 + 400, "cached_input": 3900, "cache_write": 3900, "output": 1450 + 820 + 95,
-        "reasoning": 0, "calls": 3, "seconds": pytest.approx(29.2)}
-    together = ledger_of(ref, LEDGERS["all three providers in one ledger"]).totals()
-    assert together["calls"] == 9 and together["input"] == 2145 + 1272 + 485 and together["output"] == 5764
+        "input": 25 + 60 + 400 + 30, "cached_input": 3900, "cache_write": 3900 + 2000,
+        "output": 1450 + 820 + 95 + 210, "reasoning": 700, "calls": 4, "seconds": pytest.approx(32.5)}
+    # Gemini: cached content inside the prompt count, thoughts beside the candidates, the tool-use prompt as input
+    assert ledger_of(ref, LEDGERS["Google Gemini"]).totals() == {
+        "input": 2400 + 33_000 - 32_768 + 150 + 80, "cached_input": 32_768, "cache_write": 0,
+        "output": 120 + 1900 + 410 + 620 + 35, "reasoning": 1900 + 620, "calls": 3, "seconds": pytest.approx(19.0)}
+    # OpenAI cache writes are inside the input total and billed as writes
+    assert ledger_of(ref, LEDGERS["OpenAI cache writes"]).totals() == {
+        "input": 9000 - 8960 + 9100 - 8960 - 128, "cached_input": 8960, "cache_write": 8960 + 128,
+        "output": 300 + 280, "reasoning": 192, "calls": 2, "seconds": pytest.approx(5.5)}
+    together = ledger_of(ref, LEDGERS["every provider in one ledger"]).totals()
+    assert together["calls"] == 15
+    assert together["input"] == 2145 + 1272 + 515 + 2862 + 52 and together["output"] == 961 + 2438 + 2575 + 3085 + 580
 
 
 def test_empty_ledger_is_all_zero():
@@ -283,10 +293,18 @@ def test_draws_are_what_the_checks_assume(seed):
 
 
 def test_diagnoses_are_specific():
-    totals = ledger_of(ref, LEDGERS["all three providers in one ledger"]).totals()
+    calls = LEDGERS["every provider in one ledger"]
+    totals = ledger_of(ref, calls).totals()
     predicted = dict(totals_misconceptions(totals))
     assert {mid for mid, _ in totals_misconceptions(totals)} == {"reasoning_from_answer_length",
                                                                  "double_counts_reasoning", "cached_at_full_price"}
+    # with the Gemini thoughts named, their own misconception predicts less output lost than all reasoning
+    thoughts = gemini_thoughts(calls)
+    assert thoughts == 2520 and 0 < thoughts < totals["reasoning"]
+    with_gemini = dict(totals_misconceptions(totals, thoughts))
+    assert with_gemini["gemini_thoughts_inside_candidates"]["output"] == totals["output"] - 2520
+    assert totals_difference(with_gemini["gemini_thoughts_inside_candidates"],
+                             with_gemini["reasoning_from_answer_length"]) is not None
     assert totals_difference(predicted["double_counts_reasoning"], totals) is not None
     assert totals_misconceptions({**totals, "reasoning": 0, "cached_input": 0}) == []
     assert cost_misconceptions({**totals, "reasoning": 0, "cached_input": 0}, GPT5_PRICES) == []
@@ -356,11 +374,12 @@ def test_mutant_differs_as_its_misconception_predicts(misconception):
     for calls in LEDGERS.values():
         totals, expected = ledger_of(module, calls).totals(), ledger_of(ref, calls).totals()
         if differs(totals, expected):
-            assert misconception in [m for m, t in totals_misconceptions(expected) if not differs(totals, t)]
+            assert misconception in [m for m, t in totals_misconceptions(expected, gemini_thoughts(calls))
+                                     if not differs(totals, t)]
     for prices, calls in AGENT_CALLS.values():
         cost, expected = ledger_of(module, calls).cost(prices), ledger_of(ref, calls)
         if differs(cost, expected.cost(prices)):
-            assert misconception in [m for m, c in cost_misconceptions(expected.totals(), prices)
+            assert misconception in [m for m, c in cost_misconceptions(expected.totals(), prices, gemini_thoughts(calls))
                                      if not differs(cost, c)]
     for a, b in COMPARISONS.values():
         got, expected = module.compare_variants(a, b), ref.compare_variants(a, b)
@@ -370,3 +389,95 @@ def test_mutant_differs_as_its_misconception_predicts(misconception):
         got, expected = module.pick_effort(results, TARGET), ref.pick_effort(results, TARGET)
         if got != expected:
             assert misconception == "more_effort_always" and got == most_tokens(results)
+
+
+# --- usage objects built with the providers' own SDK types ------------------------------------------------------
+
+def serialised(model) -> dict:
+    """{form: dict} of an SDK usage object, every way clients turn one into plain data."""
+    import json
+    forms = {"model_dump": model.model_dump(), "exclude_none": model.model_dump(exclude_none=True),
+             "json": json.loads(model.model_dump_json())}
+    for method in ("to_dict", "to_json_dict"):  # openai and anthropic have to_dict, google-genai to_json_dict
+        if hasattr(model, method):
+            forms[method] = getattr(model, method)()
+    return forms
+
+
+def sdk_cases():
+    """(SDK usage object, the totals it must give, derived by hand from its fields) for each provider's types."""
+    openai_types = pytest.importorskip("openai.types", reason="openai is not installed (crosscheck extra)")
+    responses = pytest.importorskip("openai.types.responses.response_usage",
+                                    reason="openai is not installed (crosscheck extra)")
+    anthropic_types = pytest.importorskip("anthropic.types", reason="anthropic is not installed (crosscheck extra)")
+    genai_types = pytest.importorskip("google.genai.types", reason="google-genai is not installed (crosscheck extra)")
+    from openai.types.completion_usage import CompletionTokensDetails, PromptTokensDetails
+    count = dict.fromkeys(("input", "cached_input", "cache_write", "output", "reasoning"), 0)
+    return [
+        (openai_types.CompletionUsage(
+            prompt_tokens=5000, completion_tokens=900, total_tokens=5900,
+            prompt_tokens_details=PromptTokensDetails(cached_tokens=3840, cache_write_tokens=1024),
+            completion_tokens_details=CompletionTokensDetails(reasoning_tokens=640)),
+         {**count, "input": 5000 - 3840 - 1024, "cached_input": 3840, "cache_write": 1024, "output": 900,
+          "reasoning": 640}),
+        (openai_types.CompletionUsage(prompt_tokens=19, completion_tokens=10, total_tokens=29),
+         {**count, "input": 19, "output": 10}),
+        (responses.ResponseUsage(
+            input_tokens=5200, output_tokens=2311, total_tokens=7511,
+            input_tokens_details=responses.InputTokensDetails(cached_tokens=4608, cache_write_tokens=256),
+            output_tokens_details=responses.OutputTokensDetails(reasoning_tokens=2304)),
+         {**count, "input": 5200 - 4608 - 256, "cached_input": 4608, "cache_write": 256, "output": 2311,
+          "reasoning": 2304}),
+        # SDK 2.x: output_tokens_details (null here) beside the cache keys: still Anthropic, the issue's case
+        (anthropic_types.Usage(input_tokens=60, output_tokens=820, cache_read_input_tokens=3900,
+                               cache_creation_input_tokens=0, output_tokens_details=None),
+         {**count, "input": 60, "cached_input": 3900, "output": 820}),
+        (anthropic_types.Usage(input_tokens=25, output_tokens=1450, cache_read_input_tokens=0,
+                               cache_creation_input_tokens=3900,
+                               cache_creation=anthropic_types.CacheCreation(ephemeral_5m_input_tokens=3900,
+                                                                            ephemeral_1h_input_tokens=0),
+                               output_tokens_details=anthropic_types.OutputTokensDetails(thinking_tokens=1200)),
+         {**count, "input": 25, "cache_write": 3900, "output": 1450, "reasoning": 1200}),
+        (genai_types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=33_000, cached_content_token_count=32_768, candidates_token_count=410,
+            thoughts_token_count=620, tool_use_prompt_token_count=150, total_token_count=34_180),
+         {**count, "input": 33_000 - 32_768 + 150, "cached_input": 32_768, "output": 410 + 620, "reasoning": 620}),
+    ]
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_sdk_usage_objects_in_every_serialised_form(module):
+    for usage, expected in sdk_cases():
+        for form, data in serialised(usage).items():
+            ledger = module.UsageLedger()
+            ledger.record("call", data, 1.0)
+            got = {key: ledger.totals()[key] for key in expected}
+            assert got == expected, f"{type(usage).__name__} as {form}: {data}"
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_anthropic_usage_without_any_telling_key_is_ambiguous(module):
+    anthropic_types = pytest.importorskip("anthropic.types", reason="anthropic is not installed (crosscheck extra)")
+    usage = anthropic_types.Usage(input_tokens=5, output_tokens=7, cache_read_input_tokens=None,
+                                  cache_creation_input_tokens=None, cache_creation=None)
+    module.UsageLedger().record("kept nulls", usage.model_dump(), 1.0)  # the null cache keys tell the shape
+    with pytest.raises(ValueError, match="usage"):  # exclude_none drops every key that tells it
+        module.UsageLedger().record("nulls dropped", usage.model_dump(exclude_none=True), 1.0)
+
+
+# --- compare_variants: latency and verifiability ---------------------------------------------------------------
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_compare_variants_reports_medians_and_verifiable_shares(module):
+    a = [{"correct": True, "tokens": 10, "seconds": s, "verifiable": v}
+         for s, v in ((4.0, True), (1.0, False), (9.0, True), (2.0, True))]
+    b = [{"correct": True, "tokens": 12, "seconds": s} for s in (3.0, 5.0, 1.0, 8.0)]
+    result = module.compare_variants(a, b)
+    assert (result["median_seconds_a"], result["median_seconds_b"]) == ((2.0 + 4.0) / 2, (3.0 + 5.0) / 2)
+    assert (result["verifiable_a"], result["verifiable_b"]) == (3 / 4, None)
+    odd = module.compare_variants(a[:3], b[:3])
+    assert (odd["median_seconds_a"], odd["median_seconds_b"]) == (4.0, 3.0)
+    a, b = COMPARISONS["baseline prompt vs prompt with a worked example"]
+    result = module.compare_variants(a, b)
+    assert (result["verifiable_a"], result["verifiable_b"]) == (3 / 40, 34 / 40)
+    assert result["median_seconds_b"] > result["median_seconds_a"]  # the kept variant is slower, and checkable

@@ -1,13 +1,16 @@
 """Random usage objects, malformed records, paired results and effort families for the hidden checks.
 
 Usage objects take each provider's shape (see usage.py) with the variations real responses show: detail objects
-present, absent or null, null counts, OpenAI's cached counts in steps of 128 tokens, Anthropic cache counts
-that are absent or null. Task counts for effort families are 10, 20 or 40, so an accuracy k/n given as the
-target is reached however a submission computes it (k / n >= target or k >= target · n agree on these).
+present, absent or null, null counts, OpenAI's cached counts in steps of 128 tokens and its cache writes,
+Anthropic cache counts that are absent or null, its write breakdown and its thinking count, Gemini thoughts,
+cached content and tool-use prompts; and the serialised forms clients produce (nulls dropped, as `exclude_none`
+and `to_json_dict()` do, where a key that tells the shape remains). Task counts for effort families are 10, 20
+or 40, so an accuracy k/n given as the target is reached however a submission computes it (k / n >= target or
+k >= target · n agree on these).
 """
 import random
 
-from grader.checks.reasoning.usage import anthropic_usage, chat_usage, responses_usage
+from grader.checks.reasoning.usage import anthropic_usage, chat_usage, gemini_usage, responses_usage
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
@@ -26,7 +29,9 @@ def random_chat(r: random.Random) -> dict:
     """An OpenAI Chat Completions usage, details present, absent, null, or with null counts."""
     prompt, completion = input_size(r), r.randint(1, 30_000)
     style = r.choice(["details", "details", "absent", "null objects", "null counts"])
-    usage = chat_usage(prompt, completion, part(r, prompt, 128), part(r, completion), details=style != "absent")
+    cached = part(r, prompt, 128)
+    written = None if r.random() < 0.6 else part(r, prompt - cached)
+    usage = chat_usage(prompt, completion, cached, part(r, completion), details=style != "absent", written=written)
     if style == "null objects":
         usage["prompt_tokens_details"] = None
         usage["completion_tokens_details"] = None if r.random() < 0.5 else usage["completion_tokens_details"]
@@ -39,7 +44,9 @@ def random_chat(r: random.Random) -> dict:
 def random_responses(r: random.Random) -> dict:
     """An OpenAI Responses usage, sometimes with one detail object left out or a null count."""
     input_tokens, output_tokens = input_size(r), r.randint(1, 30_000)
-    usage = responses_usage(input_tokens, output_tokens, part(r, input_tokens, 128), part(r, output_tokens))
+    cached = part(r, input_tokens, 128)
+    written = None if r.random() < 0.6 else part(r, input_tokens - cached)
+    usage = responses_usage(input_tokens, output_tokens, cached, part(r, output_tokens), written=written)
     style = r.choice(["full", "full", "no input details", "no output details", "null count"])
     if style == "no input details":
         del usage["input_tokens_details"]
@@ -51,22 +58,58 @@ def random_responses(r: random.Random) -> dict:
 
 
 def random_anthropic(r: random.Random) -> dict:
-    """An Anthropic Messages usage, the cache counts present, null, or one of them left out."""
-    usage = anthropic_usage(r.randint(0, 5000), r.randint(1, 30_000), cache_read=part(r, 200_000),
-                            cache_write=part(r, 50_000))
-    style = r.choice(["full", "full", "null caches", "no cache write key", "no cache read key"])
+    """An Anthropic Messages usage: the cache counts present, null, or one of them left out; the write total
+    null beside its breakdown; thinking reported or not."""
+    output_tokens = r.randint(1, 30_000)
+    thinking = r.choice([None, part(r, output_tokens)])
+    usage = anthropic_usage(r.randint(0, 5000), output_tokens, cache_read=part(r, 200_000),
+                            cache_write=part(r, 50_000), thinking=thinking)
+    style = r.choice(["full", "full", "null caches", "no cache write key", "no cache read key", "breakdown only"])
     if style == "null caches":
         usage.update(cache_creation_input_tokens=None, cache_read_input_tokens=None, cache_creation=None)
     elif style == "no cache write key":
         del usage["cache_creation_input_tokens"], usage["cache_creation"]
     elif style == "no cache read key":
         del usage["cache_read_input_tokens"]
+    elif style == "breakdown only":
+        breakdown = {"ephemeral_5m_input_tokens": part(r, 30_000),
+                     "ephemeral_1h_input_tokens": r.choice([None, part(r, 30_000)])}
+        usage.update(cache_creation_input_tokens=None, cache_creation=breakdown)
     return usage
 
 
+def random_gemini(r: random.Random) -> dict:
+    """A Gemini usage_metadata: thoughts, cached content and tool-use prompts each reported or left out, or null
+    as model_dump() gives them."""
+    prompt = input_size(r)
+    usage = gemini_usage(prompt, r.randint(0, 8000), thoughts=r.choice([None, r.randint(0, 24_000)]),
+                         cached=r.choice([None, part(r, prompt)]), tool_prompt=r.choice([None, r.randint(0, 3000)]))
+    if r.random() < 0.3:  # model_dump(): every field, the unreported ones null
+        usage = {"cache_tokens_details": None, "cached_content_token_count": None, "candidates_tokens_details": None,
+                 "prompt_tokens_details": None, "thoughts_token_count": None, "tool_use_prompt_token_count": None,
+                 "tool_use_prompt_tokens_details": None, "traffic_type": None, **usage}
+    return usage
+
+
+def without_nulls(usage: dict) -> dict:
+    """The usage as `exclude_none` or `to_json_dict()` serialise it: null fields dropped, nested ones too."""
+    return {key: without_nulls(value) if isinstance(value, dict) else value
+            for key, value in usage.items() if value is not None}
+
+
+def telling(usage: dict) -> bool:
+    """Whether the usage still has a key that tells its shape (CONTRACTS.md section 11)."""
+    return any(key in usage for key in ("prompt_tokens", "prompt_token_count", "cache_read_input_tokens",
+                                        "cache_creation_input_tokens", "cache_creation", "input_tokens_details",
+                                        "output_tokens_details"))
+
+
 def random_usage(r: random.Random) -> dict:
-    """A valid usage object of a random provider."""
-    return r.choice([random_chat, random_responses, random_anthropic])(r)
+    """A valid usage object of a random provider, sometimes with its nulls dropped."""
+    usage = r.choice([random_chat, random_responses, random_anthropic, random_gemini])(r)
+    if r.random() < 0.25 and telling(without_nulls(usage)):
+        return without_nulls(usage)
+    return usage
 
 
 def random_calls(r: random.Random, count: int, prefix: str = "call") -> list:
@@ -91,10 +134,27 @@ def random_bad_record(r: random.Random) -> tuple:
     """(the argument a ValueError must name, usage, seconds) of a record that must be rejected."""
     seconds = round(r.uniform(0.05, 60.0), 3)
     prompt, output = r.randint(1, 20_000), r.randint(1, 20_000)
-    kind = r.randrange(9)
-    if kind == 0:    # input_tokens and output_tokens with neither kind of detail key
+    kind = r.randrange(12)
+    if kind == 0:    # input_tokens and output_tokens with no key that tells the shape
         usage = {"input_tokens": prompt, "output_tokens": output}
-        return "usage", usage if r.random() < 0.5 else {**usage, "total_tokens": prompt + output}, seconds
+        return "usage", r.choice([usage, {**usage, "total_tokens": prompt + output},
+                                  without_nulls({**anthropic_usage(prompt, output), "cache_creation_input_tokens": None,
+                                                 "cache_read_input_tokens": None, "cache_creation": None})]), seconds
+    if kind == 9:    # a Gemini total missing or null, or cached content larger than the prompt that includes it
+        usage = gemini_usage(prompt, output, thoughts=r.randint(0, 5000))
+        if r.random() < 0.5:
+            key = r.choice(["prompt_token_count", "candidates_token_count"])
+            return key, without(usage, key) if r.random() < 0.5 else {**usage, key: None}, seconds
+        return "cached_content_token_count", {**usage, "cached_content_token_count": prompt + r.randint(1, 500)}, \
+            seconds
+    if kind == 10:   # a negative Gemini count, Anthropic thinking larger than the output that includes it
+        if r.random() < 0.5:
+            key = r.choice(["thoughts_token_count", "tool_use_prompt_token_count", "cached_content_token_count"])
+            return key, {**gemini_usage(prompt, output), key: -r.randint(1, 500)}, seconds
+        return "thinking_tokens", anthropic_usage(prompt, output, thinking=output + r.randint(1, 500)), seconds
+    if kind == 11:   # OpenAI cache writes larger than the input total that includes them
+        make = r.choice([chat_usage, responses_usage])
+        return "cache_write_tokens", make(prompt, output, written=prompt + r.randint(1, 500)), seconds
     if kind == 1:    # a required count missing or null
         usage, key = r.choice([(chat_usage(prompt, output), "completion_tokens"),
                                (responses_usage(prompt, output), r.choice(["input_tokens", "output_tokens"])),
@@ -129,7 +189,8 @@ def task_results(r: random.Random, outcomes: list, tokens: list) -> list:
 
 
 def random_pair(r: random.Random) -> tuple[list, list]:
-    """Paired results of two variants: random concordant and discordant tasks, b wordier, leaner or equal."""
+    """Paired results of two variants: random concordant and discordant tasks, b wordier, leaner or equal, each
+    list marked verifiable or not."""
     only_a, only_b = r.choice([(r.randint(0, 6), r.randint(0, 6)), (r.randint(0, 3), r.randint(5, 20)),
                                (r.randint(5, 20), r.randint(0, 3))])
     both, neither = r.randint(0, 25), r.randint(0, 10)
@@ -141,8 +202,16 @@ def random_pair(r: random.Random) -> tuple[list, list]:
     b_tokens = [round(t * factor) for t in a_tokens]
     if style == "same tokens":
         r.shuffle(b_tokens)  # the same total, spread differently
-    return (task_results(r, [k[0] == "1" for k in kinds], a_tokens),
-            task_results(r, [k[1] == "1" for k in kinds], b_tokens))
+    return (marked_verifiable(r, task_results(r, [k[0] == "1" for k in kinds], a_tokens)),
+            marked_verifiable(r, task_results(r, [k[1] == "1" for k in kinds], b_tokens)))
+
+
+def marked_verifiable(r: random.Random, results: list) -> list:
+    """The results, half the time each marked verifiable or not (every result of the list, or none, says)."""
+    if r.random() < 0.5:
+        return results
+    share = r.random()
+    return [{**result, "verifiable": r.random() < share} for result in results]
 
 
 def random_bad_comparison(r: random.Random) -> tuple:

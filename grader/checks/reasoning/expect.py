@@ -11,7 +11,8 @@ from grader.engine.checks import type_name
 RTOL = 1e-9
 ATOL = {"seconds": 1e-12, "cost": 1e-15, "p_value": 1e-12, "accuracy": 0.0}
 COUNT_KEYS = ("input", "cached_input", "cache_write", "output", "reasoning", "calls")
-COMPARISON_KEYS = ("p_value", "keep", "accuracy_a", "accuracy_b", "tokens_a", "tokens_b")
+COMPARISON_KEYS = ("p_value", "keep", "accuracy_a", "accuracy_b", "tokens_a", "tokens_b", "median_seconds_a",
+                   "median_seconds_b", "verifiable_a", "verifiable_b")
 USAGE_FILE = "grader/checks/reasoning/usage.py"
 
 
@@ -55,24 +56,34 @@ def totals_difference(actual, expected: dict) -> str | None:
     return None
 
 
-def totals_misconceptions(right: dict) -> list:
+def gemini_thoughts(calls: list) -> int:
+    """The thought tokens the Gemini usages among `calls` report (absent or null: 0)."""
+    return sum(usage.get("thoughts_token_count") or 0 for _, usage, _ in calls if "prompt_token_count" in usage)
+
+
+def totals_misconceptions(right: dict, thoughts: int = 0) -> list:
     """[(misconception id, the totals it predicts)] for the ids that change these totals.
 
+    `thoughts` is what the ledger's Gemini usages report as thoughts_token_count: taking them as inside
+    candidates_token_count leaves them out of `output`. Listed first: on a ledger whose only reasoning is Gemini's
+    it predicts what reasoning_from_answer_length does, and the Gemini-specific explanation is the likelier one.
     Reasoning read off the visible answer leaves only the answer's tokens in `output`; reasoning added on top
     counts it twice; cached input left in `input` bills it at the full price (with or without `cached_input`).
     """
-    wrong = [("reasoning_from_answer_length", {**right, "output": right["output"] - right["reasoning"]}),
+    wrong = [("gemini_thoughts_inside_candidates", {**right, "output": right["output"] - thoughts}),
+             ("reasoning_from_answer_length", {**right, "output": right["output"] - right["reasoning"]}),
              ("double_counts_reasoning", {**right, "output": right["output"] + right["reasoning"]}),
              ("cached_at_full_price", {**right, "input": right["input"] + right["cached_input"], "cached_input": 0}),
              ("cached_at_full_price", {**right, "input": right["input"] + right["cached_input"]})]
     return [(mid, totals) for mid, totals in wrong if totals != right]
 
 
-def expect_totals(actual, expected: dict, what: str) -> None:
-    """Fail unless `actual` equals the totals `expected`, naming the misconception whose totals it equals."""
+def expect_totals(actual, expected: dict, what: str, thoughts: int = 0) -> None:
+    """Fail unless `actual` equals the totals `expected`, naming the misconception whose totals it equals
+    (`thoughts`: the Gemini thought tokens among the recorded calls)."""
     problem = totals_difference(actual, expected)
     if problem is not None:
-        found = next((mid for mid, totals in totals_misconceptions(expected)
+        found = next((mid for mid, totals in totals_misconceptions(expected, thoughts)
                       if totals_difference(actual, totals) is None), None)
         fail(f"{what}: {problem}; all expected totals: {expected}", found)
 
@@ -82,21 +93,24 @@ def priced(totals: dict, prices: dict) -> float:
     return sum(totals[key] * prices[key] for key in ("input", "cached_input", "cache_write", "output"))
 
 
-def cost_misconceptions(totals: dict, prices: dict) -> list:
-    """[(misconception id, the cost it predicts)] for the ids that change this cost."""
+def cost_misconceptions(totals: dict, prices: dict, thoughts: int = 0) -> list:
+    """[(misconception id, the cost it predicts)] for the ids that change this cost (`thoughts` as in
+    totals_misconceptions)."""
     right = priced(totals, prices)
     reasoning_cost = totals["reasoning"] * prices["output"]
-    wrong = [("cached_at_full_price", right + totals["cached_input"] * (prices["input"] - prices["cached_input"])),
+    wrong = [("gemini_thoughts_inside_candidates", right - thoughts * prices["output"]),
+             ("cached_at_full_price", right + totals["cached_input"] * (prices["input"] - prices["cached_input"])),
              ("cached_at_full_price", right + totals["cached_input"] * prices["input"]),
              ("reasoning_from_answer_length", right - reasoning_cost),
              ("double_counts_reasoning", right + reasoning_cost)]
     return [(mid, cost) for mid, cost in wrong if not close(cost, right, "cost")]
 
 
-def expect_cost(actual, expected: float, totals: dict, prices: dict, what: str) -> None:
+def expect_cost(actual, expected: float, totals: dict, prices: dict, what: str, thoughts: int = 0) -> None:
     """Fail unless `actual` is the cost `expected`, naming the misconception whose cost it equals."""
     if not close(actual, expected, "cost"):
-        found = next((mid for mid, cost in cost_misconceptions(totals, prices) if close(actual, cost, "cost")), None)
+        found = next((mid for mid, cost in cost_misconceptions(totals, prices, thoughts)
+                      if close(actual, cost, "cost")), None)
         fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance {RTOL:g}); the ledger's "
              f"totals are {totals}", found)
 
@@ -130,6 +144,14 @@ def comparison_difference(actual, expected: dict) -> str | None:
             return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
     for key in ("tokens_a", "tokens_b", "keep"):
         if actual[key] != expected[key] or isinstance(actual[key], bool):
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    for key in ("median_seconds_a", "median_seconds_b"):
+        if not close(actual[key], expected[key], "seconds"):
+            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+    for key in ("verifiable_a", "verifiable_b"):
+        if expected[key] is None and actual[key] is not None:
+            return f"{key!r} = {actual[key]!r}, expected None (no result says whether it is verifiable)"
+        if expected[key] is not None and not close(actual[key], expected[key], "accuracy"):
             return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
     return None
 

@@ -30,6 +30,15 @@ IMPROVED = "1101111111111111011111111111011111111011"
 BASELINE_RESULTS = results(BASELINE, base_tokens)
 IMPROVED_RESULTS = results(IMPROVED, lambda i: base_tokens(i) + 250 + (i * 31) % 40)
 
+# Whether each answer came with something a reader can check: with the test command in the prompt, most answers
+# quote a test run; the baseline's answers rarely cite anything. The padded comparison says nothing (None).
+BASELINE_VERIFIABLE = "0000100000000010000000000100000000000000"
+IMPROVED_VERIFIABLE = "1101111111111011011111111111011111101011"
+for result, mark in zip(BASELINE_RESULTS, BASELINE_VERIFIABLE):
+    result["verifiable"] = mark == "1"
+for result, mark in zip(IMPROVED_RESULTS, IMPROVED_VERIFIABLE):
+    result["verifiable"] = mark == "1"
+
 COMPARISONS = {
     "clear prompt vs padded prompt": (CLEAR_RESULTS, PADDED_RESULTS),
     "padded prompt vs clear prompt": (PADDED_RESULTS, CLEAR_RESULTS),

@@ -1,11 +1,12 @@
-"""Hidden reasoning checks: random ledgers of the three usage shapes, malformed records, paired results and
+"""Hidden reasoning checks: random ledgers of the four providers' usage shapes, malformed records, paired results and
 effort families drawn from the seed, compared with the live reference."""
 import random
 
 from grader.checks.reasoning.draws import (random_bad_comparison, random_bad_record, random_calls, random_family,
                                            random_pair, random_prices, random_target, random_usage)
 from grader.checks.reasoning.expect import (calls_text, expect_comparison, expect_cost, expect_effort,
-                                            expect_totals, expect_value_error, record_all, results_text)
+                                            expect_totals, expect_value_error, gemini_thoughts, record_all,
+                                            results_text)
 from grader.engine import check, reference
 
 LEDGERS = 8
@@ -21,7 +22,7 @@ def reference_ledger(calls: list):
 
 
 @check("random_ledger_totals", points=5, hint="UsageLedger",
-       title="UsageLedger totals of random calls of the three providers, details present, absent or null")
+       title="UsageLedger totals of random calls of the four providers, details present, absent or null")
 def test_random_ledger_totals(sub, seed):
     r = random.Random(seed)
     for index in range(LEDGERS):
@@ -29,10 +30,11 @@ def test_random_ledger_totals(sub, seed):
         ledger, half = sub.UsageLedger(), len(calls) // 2
         record_all(ledger, calls[:half])  # totals halfway, then at the end
         expect_totals(ledger.totals(), reference_ledger(calls[:half]).totals(),
-                      f"ledger = UsageLedger(); {calls_text(calls[:half])}; ledger.totals()")
+                      f"ledger = UsageLedger(); {calls_text(calls[:half])}; ledger.totals()",
+                      gemini_thoughts(calls[:half]))
         record_all(ledger, calls[half:])
         expect_totals(ledger.totals(), reference_ledger(calls).totals(),
-                      f"ledger = UsageLedger(); {calls_text(calls)}; ledger.totals()")
+                      f"ledger = UsageLedger(); {calls_text(calls)}; ledger.totals()", gemini_thoughts(calls))
 
 
 @check("random_ledger_cost", points=4, hint="UsageLedger",
@@ -45,7 +47,7 @@ def test_random_ledger_cost(sub, seed):
         record_all(ledger, calls)
         expected = reference_ledger(calls)
         expect_cost(ledger.cost(prices), expected.cost(prices), expected.totals(), prices,
-                    f"ledger = UsageLedger(); {calls_text(calls)}; ledger.cost({prices})")
+                    f"ledger = UsageLedger(); {calls_text(calls)}; ledger.cost({prices})", gemini_thoughts(calls))
 
 
 @check("random_rejected_records", points=3, hint="UsageLedger",
@@ -66,7 +68,8 @@ def test_random_rejected_records(sub, seed):
             what = f"{calls_text(recorded)}; ledger.record{bad!r}"
             expect_value_error(ledger.record, bad, argument, what)
             expect_totals(ledger.totals(), reference_ledger(recorded).totals(),
-                          f"{what} raised; ledger.totals() (a rejected call changes nothing)")
+                          f"{what} raised; ledger.totals() (a rejected call changes nothing)",
+                          gemini_thoughts(recorded))
 
 
 @check("random_paired_comparisons", points=6, hint="compare_variants",

@@ -1,13 +1,17 @@
-"""Public reasoning checks: ledgers of real-shaped usage from three APIs, a short answer behind thousands of
+"""Public reasoning checks: ledgers of real-shaped usage from four APIs, a short answer behind thousands of
 reasoning tokens, cached input at its own price, a retried call, two prompt comparisons and three task families
 at three efforts; answers from the goldens."""
 from grader.checks.reasoning.expect import (calls_text, expect_comparison, expect_cost, expect_effort,
-                                            expect_totals, expect_value_error, record_all, results_text)
+                                            expect_totals, expect_value_error, gemini_thoughts, record_all,
+                                            results_text)
 from grader.checks.reasoning.tasks import COMPARISONS, DISCORDANT, FAMILIES, TARGET, discordant_results
-from grader.checks.reasoning.usage import (AGENT_CALLS, GPT5_PRICES, LEDGERS, RETRY_FIRST, RETRY_ID, RETRY_SECOND,
-                                           SHORT_ANSWER, SHORT_ANSWER_CALL, SHORT_ANSWER_TOKENS, anthropic_usage,
-                                           chat_usage, responses_usage)
+from grader.checks.reasoning.usage import (AGENT_CALLS, GEMINI_FLASH_PRICES, GPT5_PRICES, LEDGERS, RETRY_FIRST,
+                                           RETRY_ID, RETRY_SECOND, SHORT_ANSWER, SHORT_ANSWER_CALL,
+                                           SHORT_ANSWER_TOKENS, anthropic_usage, chat_usage, gemini_usage,
+                                           responses_usage)
 from grader.engine import check, golden, reference
+
+USAGE_FILE = "grader/checks/reasoning/usage.py"
 
 
 def reference_ledger(calls: list):
@@ -32,15 +36,33 @@ def expect_ledger(sub, key: str, calls: list, label: str | None = None):
     expected = golden(f"totals.{key}", lambda: reference_ledger(calls).totals())
     ledger = sub.UsageLedger()
     record_all(ledger, calls)
-    expect_totals(ledger.totals(), expected, f"ledger = UsageLedger(); {calls_text(calls, label)}; ledger.totals()")
+    expect_totals(ledger.totals(), expected, f"ledger = UsageLedger(); {calls_text(calls, label)}; ledger.totals()",
+                  gemini_thoughts(calls))
     return ledger, expected
 
 
 @check("three_provider_shapes", points=1, hint="UsageLedger",
-       title="UsageLedger totals of OpenAI Chat Completions, Responses and Anthropic Messages usage, nulls included")
+       title="UsageLedger totals of OpenAI Chat Completions and Responses, Anthropic Messages and Gemini usage, "
+             "nulls, thinking and cache writes included")
 def test_three_provider_shapes(sub):
     for name, calls in LEDGERS.items():
         expect_ledger(sub, name, calls, f"LEDGERS[{name!r}]")
+
+
+@check("gemini_thoughts_beside_candidates", points=1, hint="UsageLedger",
+       title="Gemini bills its thoughts as output beside candidates_token_count, not inside it, unlike OpenAI")
+def test_gemini_thoughts_beside_candidates(sub):
+    # a Gemini ledger beside an OpenAI call whose reasoning is inside its output total: only Gemini's thoughts
+    # must be added to the candidates
+    calls = LEDGERS["Google Gemini"] + [SHORT_ANSWER_CALL]
+    expect_ledger(sub, "gemini_beside_openai", calls, "LEDGERS['Google Gemini'] + [SHORT_ANSWER_CALL]")
+    gemini = LEDGERS["Google Gemini"]
+    ledger, totals = expect_ledger(sub, "gemini", gemini, "LEDGERS['Google Gemini']")
+    expected = stored_cost("cost.gemini", gemini, GEMINI_FLASH_PRICES)
+    what = (f"after <LEDGERS['Google Gemini']: {len(gemini)} calls, see {USAGE_FILE}>, "
+            f"ledger.cost({GEMINI_FLASH_PRICES})")
+    expect_cost(ledger.cost(GEMINI_FLASH_PRICES), expected, totals, GEMINI_FLASH_PRICES, what,
+                gemini_thoughts(gemini))
 
 
 @check("reasoning_behind_short_answer", points=1, hint="UsageLedger",
@@ -90,6 +112,10 @@ BAD_RECORDS = [  # (the argument the message must name, usage, seconds)
     ("cached_tokens", chat_usage(120, 40, cached=128), 1.0),
     ("reasoning_tokens", responses_usage(120, 40, reasoning=41), 1.0),
     ("cache_read_input_tokens", anthropic_usage(120, 40, cache_read=-1), 1.0),
+    ("thinking_tokens", anthropic_usage(120, 40, thinking=41), 1.0),
+    ("cache_write_tokens", responses_usage(120, 40, written=121), 1.0),
+    ("candidates_token_count", {"prompt_token_count": 120, "thoughts_token_count": 30, "total_token_count": 150}, 1.0),
+    ("cached_content_token_count", gemini_usage(120, 40, cached=121), 1.0),
     ("seconds", chat_usage(120, 40), -0.5),
 ]
 
@@ -131,6 +157,21 @@ def expect_named_comparison(sub, name: str) -> None:
     expected = stored_comparison(f"compare.{name}", a, b)
     what = (f"{name}: compare_variants(a={results_text(a)}, b={results_text(b)}) "
             f"(see grader/checks/reasoning/tasks.py)")
+    expect_comparison(sub.compare_variants(a, b), expected, what)
+
+
+@check("latency_and_verifiability", points=1, hint="compare_variants",
+       title="compare_variants reports each variant's median seconds and verifiable share (None when no result says)")
+def test_latency_and_verifiability(sub):
+    # the worked example's answers quote a test run 34 times in 40, the baseline's 3 times; the padded comparison
+    # marks nothing, and a list with marks against one without gives a share and None
+    expect_named_comparison(sub, "baseline prompt vs prompt with a worked example")
+    expect_named_comparison(sub, "clear prompt vs padded prompt")
+    a = COMPARISONS["prompt with a worked example vs baseline prompt"][0]
+    b = COMPARISONS["clear prompt vs padded prompt"][1]
+    expected = stored_comparison("compare.marked vs unmarked", a, b)
+    what = ("compare_variants(a=<the worked example's results, marked verifiable>, b=<the padded prompt's "
+            "results, unmarked>) (see grader/checks/reasoning/tasks.py)")
     expect_comparison(sub.compare_variants(a, b), expected, what)
 
 

@@ -1,38 +1,62 @@
-"""Usage objects in the shapes the three APIs return, and the public ledgers built from them.
+"""Usage objects in the shapes the four APIs return, and the public ledgers built from them.
 
-Field names follow each provider's reference (checked 2026-11): the OpenAI API reference, Chat Completions
-`usage` (CompletionUsage: prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details,
-completion_tokens_details) and Responses `usage` (ResponseUsage: input_tokens, input_tokens_details.cached_tokens,
-output_tokens, output_tokens_details.reasoning_tokens, total_tokens); the Anthropic Messages API reference,
-`usage` (input_tokens, cache_creation_input_tokens, cache_read_input_tokens, cache_creation, output_tokens,
-server_tool_use, service_tier). OpenAI counts cached input inside the input total and reasoning inside the
-output total; Anthropic counts cache reads and writes outside input_tokens and thinking inside output_tokens.
+Field names follow each provider's reference and Python SDK (checked 2026-12 against openai 3.57, anthropic 2.15,
+google-genai 3.6): OpenAI Chat Completions `usage` (CompletionUsage: prompt_tokens, completion_tokens,
+total_tokens, prompt_tokens_details {cached_tokens, cache_write_tokens, ...}, completion_tokens_details
+{reasoning_tokens, ...}) and Responses `usage` (ResponseUsage: input_tokens, input_tokens_details {cached_tokens,
+cache_write_tokens}, output_tokens, output_tokens_details.reasoning_tokens, total_tokens); Anthropic Messages
+`usage` (input_tokens, cache_creation_input_tokens, cache_read_input_tokens, cache_creation {ephemeral_5m_...,
+ephemeral_1h_input_tokens}, output_tokens, output_tokens_details.thinking_tokens, server_tool_use,
+service_tier); Gemini `usage_metadata` (GenerateContentResponseUsageMetadata: prompt_token_count,
+cached_content_token_count, candidates_token_count, thoughts_token_count, tool_use_prompt_token_count,
+total_token_count). OpenAI counts cached input and cache writes inside the input total and reasoning inside the
+output total; Anthropic counts cache reads and writes outside input_tokens and thinking inside output_tokens;
+Gemini counts cached content inside the prompt count and thoughts outside the candidates count.
 """
 
 
-def chat_usage(prompt, completion, cached=0, reasoning=0, details=True) -> dict:
-    """An OpenAI Chat Completions usage; details=False leaves the detail objects out (older models)."""
+def chat_usage(prompt, completion, cached=0, reasoning=0, details=True, written=None) -> dict:
+    """An OpenAI Chat Completions usage; details=False leaves the detail objects out (older models); `written`
+    adds prompt_tokens_details.cache_write_tokens."""
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
     if details:
         usage["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
+        if written is not None:
+            usage["prompt_tokens_details"]["cache_write_tokens"] = written
         usage["completion_tokens_details"] = {"reasoning_tokens": reasoning, "audio_tokens": 0,
                                               "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
     return usage
 
 
-def responses_usage(input_tokens, output_tokens, cached=0, reasoning=0) -> dict:
-    """An OpenAI Responses usage."""
-    return {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached},
-            "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": reasoning},
-            "total_tokens": input_tokens + output_tokens}
+def responses_usage(input_tokens, output_tokens, cached=0, reasoning=0, written=None) -> dict:
+    """An OpenAI Responses usage; `written` adds input_tokens_details.cache_write_tokens."""
+    usage = {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached},
+             "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": reasoning},
+             "total_tokens": input_tokens + output_tokens}
+    if written is not None:
+        usage["input_tokens_details"]["cache_write_tokens"] = written
+    return usage
 
 
-def anthropic_usage(input_tokens, output_tokens, cache_read=0, cache_write=0) -> dict:
-    """An Anthropic Messages usage; cache writes here all go to the 5-minute cache."""
+def anthropic_usage(input_tokens, output_tokens, cache_read=0, cache_write=0, thinking=None) -> dict:
+    """An Anthropic Messages usage as its SDK dumps it; cache writes here all go to the 5-minute cache; `thinking`
+    reports output_tokens_details.thinking_tokens (newer responses), None leaves the details null (older ones)."""
     return {"input_tokens": input_tokens, "cache_creation_input_tokens": cache_write,
             "cache_read_input_tokens": cache_read, "output_tokens": output_tokens,
             "cache_creation": {"ephemeral_5m_input_tokens": cache_write, "ephemeral_1h_input_tokens": 0},
+            "output_tokens_details": None if thinking is None else {"thinking_tokens": thinking},
             "server_tool_use": None, "service_tier": "standard"}
+
+
+def gemini_usage(prompt, candidates, thoughts=None, cached=None, tool_prompt=None) -> dict:
+    """A Gemini usage_metadata as its SDK's to_json_dict() gives it: counts the response left out are absent."""
+    usage = {"prompt_token_count": prompt, "candidates_token_count": candidates,
+             "total_token_count": prompt + candidates + (thoughts or 0) + (tool_prompt or 0)}
+    for key, value in (("thoughts_token_count", thoughts), ("cached_content_token_count", cached),
+                       ("tool_use_prompt_token_count", tool_prompt)):
+        if value is not None:
+            usage[key] = value
+    return usage
 
 
 # Each ledger: (call_id, usage, seconds) in recording order.
@@ -54,15 +78,32 @@ LEDGERS = {
                     "total_tokens": 940}, 0.9),
     ],
     "Anthropic Messages": [
-        # extended thinking: the thinking is inside output_tokens and not reported apart
+        # extended thinking on an older response: the thinking is inside output_tokens and not reported apart
         ("msg-1", anthropic_usage(25, 1450, cache_write=3900), 18.0),
-        ("msg-2", anthropic_usage(60, 820, cache_read=3900), 9.5),
-        # the cache counts returned as null
+        # a newer response reports its thinking inside output_tokens: output_tokens_details.thinking_tokens
+        ("msg-2", anthropic_usage(60, 820, cache_read=3900, thinking=700), 9.5),
+        # the cache counts returned as null (output_tokens_details null too, as SDK 2.x dumps it)
         ("msg-3", {**anthropic_usage(400, 95), "cache_creation_input_tokens": None,
                    "cache_read_input_tokens": None, "cache_creation": None}, 1.7),
+        # the write total null, its per-retention breakdown given: the writes are the breakdown's sum
+        ("msg-4", {**anthropic_usage(30, 210, cache_write=0), "cache_creation_input_tokens": None,
+                   "cache_creation": {"ephemeral_5m_input_tokens": 1200, "ephemeral_1h_input_tokens": 800}}, 3.3),
+    ],
+    "Google Gemini": [
+        # a thinking model: 1,900 thought tokens billed as output beside the 120 candidate tokens
+        ("gem-1", gemini_usage(2400, 120, thoughts=1900), 12.0),
+        # an explicit context cache inside the prompt count, and a tool-use prompt billed as input
+        ("gem-2", gemini_usage(33_000, 410, thoughts=620, cached=32_768, tool_prompt=150), 6.4),
+        # no thinking: the thoughts count left out
+        ("gem-3", gemini_usage(80, 35), 0.6),
+    ],
+    "OpenAI cache writes": [
+        # cache_write_tokens are input written to the cache: inside the input total, billed as cache writes
+        ("cw-1", chat_usage(9000, 300, cached=0, written=8960), 3.0),
+        ("cw-2", responses_usage(9100, 280, cached=8960, written=128, reasoning=192), 2.5),
     ],
 }
-LEDGERS["all three providers in one ledger"] = [call for calls in list(LEDGERS.values()) for call in calls]
+LEDGERS["every provider in one ledger"] = [call for calls in list(LEDGERS.values()) for call in calls]
 
 # A hard question with a short visible answer: the answer is 7 tokens, the call billed 2,311 output tokens.
 SHORT_ANSWER = "The answer is 42."
@@ -74,6 +115,10 @@ SHORT_ANSWER_CALL = ("puzzle-1", responses_usage(182, 2311, reasoning=2304), 38.
 # $3 / 1M input, $3.75 / 1M 5-minute cache write, $0.30 / 1M cache read, $15 / 1M output.
 GPT5_PRICES = {"input": 1.25e-6, "cached_input": 1.25e-7, "cache_write": 0.0, "output": 1e-5}
 SONNET4_PRICES = {"input": 3e-6, "cached_input": 3e-7, "cache_write": 3.75e-6, "output": 1.5e-5}
+# Google AI for Developers pricing page, Gemini 2.5 Flash (2025-06): $0.30 / 1M input, $0.075 / 1M cached input
+# (context caching; its hourly storage charge is not a per-token price and is left out), $2.50 / 1M output,
+# "including thinking tokens".
+GEMINI_FLASH_PRICES = {"input": 3e-7, "cached_input": 7.5e-8, "cache_write": 0.0, "output": 2.5e-6}
 
 # An agent loop on a 40,000-token repository context: after the first call, almost all input is cached.
 AGENT_CALLS = {

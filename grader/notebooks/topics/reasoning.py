@@ -2,14 +2,28 @@
 
 CONCEPT = """
 Reasoning models spend **reasoning tokens** before they answer, and you pay for them as output. The usage
-objects of the three big APIs (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages) report them, and
-cached input, in different shapes: a ledger that reads all three is the first step to knowing what a prompt
-costs.
+objects of the big APIs (OpenAI Chat Completions and Responses, Anthropic Messages, Google Gemini) report them,
+and cached input, in different shapes: OpenAI counts reasoning inside its output total, Anthropic counts thinking
+inside `output_tokens` (newer responses say how much), Gemini reports thoughts beside the candidates and bills
+both. A ledger that reads all of them is the first step to knowing what a prompt costs.
+
+The reasoning itself is **opaque state** that the provider keeps to itself. Anthropic returns thinking blocks
+that carry a cryptographic signature: in a tool-use loop they must go back to the API unmodified with the
+assistant turn, so that the model's thinking continues between tool calls (interleaved thinking) instead of
+starting over. OpenAI's reasoning models return their reasoning as an encrypted item that you pass back the same
+way, and never as readable text. Neither is a notebook you may edit: you carry it forward, and you pay for it.
+Whatever the state holds, it is built only from what the model was given. A model cannot reason its way into a
+file it never saw: the timeout set in a private config file, the failing line of a log nobody attached. Thinking
+longer about missing evidence produces a confident guess, not the fact; the fix is a tool call that reads the
+file.
 
 More effort buys accuracy, with diminishing returns. To compare two prompt variants on the same tasks, only the
 tasks where they disagree carry information: McNemar's exact test on those discordant pairs says whether the
-difference is real. To choose an effort level, take the cheapest one whose accuracy reaches what you need, not
-the most accurate one.
+difference is real; a p-value of 0.05 or more means these tasks cannot tell the variants apart, not that they
+are equal. `compare_variants` also reports each variant's median seconds and the share of its answers a reader
+can verify (a test run, a cited line): a prompt that is right as often but slower, or whose answers cannot be
+checked, is not the same prompt. To choose an effort level, take the cheapest one whose accuracy reaches what you
+need, not the most accurate one.
 """
 
 EXPERIMENTS = [
@@ -43,3 +57,14 @@ ax.grid(alpha=0.3)
 plt.show()
 """),
 ]
+
+CLOSING = """
+More effort does not replace missing evidence: when the answer lives in a file, a log or a measurement the model
+was never given, every effort level fails alike and the right move is to fetch it, not to pay for longer
+thinking. The ledger counts what a provider *says* a call consumed; it does not check the bill, and a documented
+capability (a context length, a cache discount, a "thinking improves accuracy" claim) is not your own
+measurement: the accuracies, tokens and seconds here come from results you ran on your tasks, and they say
+nothing about other tasks. McNemar's test tells whether these paired tasks show a difference; it does not prove
+that there is none, and it does not say whether an answer is right: that takes the evidence a verifiable answer
+carries.
+"""
