@@ -11,20 +11,11 @@ import click
 
 from grader import interrupt
 
-interrupt.record_early()  # before torch's import (a second or two): Ctrl-C from here on is an interrupted run
-
-import torch  # noqa: E402
-
-from grader.engine.runner import zygote
-
-zygote()  # fork the warm zygote before this process computes anything
-torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
+interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 
 from grader import handout, hints, output, progress, topics as topic_registry  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
-from grader.exporters.terminal import summary  # noqa: E402
-from grader.grading import BadInput, bad_input_document, grade, resolve_submission, resolve_topics  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
 from grader import instructor  # noqa: E402
 
@@ -33,6 +24,17 @@ DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None
                              "[60 s per topic]")
 SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path), default=Path("exercises"),
                           show_default=True, help="the folder holding your topic modules (sampling.py, ...)")
+
+
+def _start_checking() -> None:
+    """First of all in a command that runs checks: import torch and fork the warm zygote before this process
+    computes anything (the zygote must not inherit an OpenMP pool); other commands import nothing heavy."""
+    import torch
+
+    from grader.engine.runner import zygote
+
+    zygote()
+    torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
 
 def _fail(message: str) -> None:
@@ -54,6 +56,8 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
 
     `record_bad_input(message)` runs before the usage error (`grade` writes an error results file there).
     """
+    from grader.grading import BadInput, resolve_submission, resolve_topics
+
     try:
         chosen = resolve_topics(topics)
         folder, note = resolve_submission(submission)
@@ -100,6 +104,10 @@ def list_topics(submission: Path):
 @DEADLINE
 def check(topics, submission: Path, verbose: bool, out: Path | None, deadline):
     """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed."""
+    _start_checking()
+    from grader.exporters.terminal import summary
+    from grader.grading import grade
+
     chosen, folder = _resolve(topics, submission)
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
@@ -132,6 +140,10 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     Exit 0 when every check ran, whatever the score; 1 when grading could not complete or some checks could
     not run here (unless --allow-skipped); 2 for bad arguments; 130 or 143 when interrupted.
     """
+    _start_checking()
+    from grader.exporters.terminal import summary
+    from grader.grading import bad_input_document, grade
+
     seed = secrets.randbelow(2**31) if seed is None else seed
 
     def record_bad_input(message: str) -> str:
@@ -194,6 +206,8 @@ def hint(target: str, level, submission: Path):
 def selftest(topics):
     """Prove the checks: solutions full marks, stubs zero, every mutant caught with its misconception id."""
     _instructor_only("selftest")
+    _start_checking()
+    from grader.grading import BadInput, resolve_topics
     from grader.selftest import check_topic
 
     try:
@@ -221,7 +235,10 @@ def selftest(topics):
 def goldens(topics):
     """Regenerate the stored reference outputs of the public checks (instructors)."""
     _instructor_only("goldens")
+    _start_checking()
     from grader.engine import goldens as store
+    from grader.exporters.terminal import summary
+    from grader.grading import BadInput, grade, resolve_topics
     from grader.selftest import SOLUTIONS_DIR
 
     try:
@@ -259,6 +276,7 @@ def bundle(out: Path):
 @click.option("--force", is_flag=True, help="replace an existing notebook (and the work in it)")
 def notebook(topic: str, out: Path, force: bool):
     """Write a self-study notebook for TOPIC: the idea, your functions with inline checks, experiments."""
+    from grader.grading import BadInput, resolve_topics
     from grader.notebooks.build import write
 
     try:
@@ -274,6 +292,7 @@ def notebook(topic: str, out: Path, force: bool):
 @SUBMISSION
 def watch(topic, submission: Path):
     """Re-check a topic each time you save its file (TOPIC, else the next one to do); Ctrl-C stops."""
+    _start_checking()
     from grader.watch import suggest, watch as run_watch
 
     chosen, folder = _resolve([topic] if topic else [], submission)

@@ -1,41 +1,54 @@
 """The instructor's commands: grade a class, report on it, and export the autograder for Gradescope and CI."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
+import shlex
 import sys
 from pathlib import Path
 
 import click
 from tqdm import tqdm
 
-from grader import batch, handout, interrupt, report
-from grader.grading import BadInput, resolve_topics
+from grader import batch, handout, interrupt, report, topics as topic_registry
 
 
 @click.command("grade-batch")
 @click.argument("submissions", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="folder for one results JSON per submission and grades.csv")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=2, show_default=True,
-              help="submissions graded at once (one worker process each)")
-@click.option("--topic", "-t", "topics", multiple=True, help="grade only these topics (repeatable) [all]")
+              help="folder for one results JSON per submission, grades.csv and batch.json (the class's seed)")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="submissions graded at once (one worker process each) [the cores available]")
+@click.option("--topic", "-t", "topics", multiple=True, type=click.Choice(topic_registry.all_topics()),
+              metavar="TOPIC", help="grade only these topics (repeatable) [all, or OUT's]")
 @click.option("--hidden/--public", default=True, show_default=True, help="hidden checks too, or public only")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="one seed for the whole class [random]")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="one seed for the whole class [OUT's, else random]")
 @click.option("--resume", is_flag=True, help="skip submissions already graded with this seed and these files")
-def grade_batch(submissions: Path, out: Path, jobs: int, topics, hidden: bool, seed, resume: bool):
-    """Grade every submission in SUBMISSIONS (one per subfolder, .zip or .tar.gz) into OUT.
+@click.pass_context
+def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, hidden: bool, seed, resume: bool):
+    """Grade every submission in SUBMISSIONS (one per subfolder, zip or tar archive) into OUT.
 
-    Exit 0 when every submission was graded (whatever the scores), 1 when some could not be, 130 or 143 when
-    interrupted (what was graded is kept: run again with --resume).
+    OUT/batch.json records the class's seed, mode and topics: a later run into OUT (--resume) uses them, and
+    refuses others. Exit 0 when every submission was graded (whatever the scores), 1 when some could not be, 2
+    for bad arguments, 130 or 143 when interrupted (what was graded is kept: run again with --resume).
     """
+    explicit_mode = ctx.get_parameter_source("hidden") is not click.core.ParameterSource.DEFAULT
+    try:
+        manifest = batch.Manifest.read(out)
+        earlier = {d["seed"] for d in report.load(out).values()} if manifest is None and out.is_dir() else set()
+        seed, mode, chosen = batch.settle(manifest, seed, hidden if explicit_mode else None,
+                                          list(dict.fromkeys(topics)) or None, earlier)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    hidden = hidden if mode is None else mode
+    chosen = chosen or topic_registry.all_topics()
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    jobs = jobs or len(os.sched_getaffinity(0))
     if hidden and handout.is_handout():
         raise click.UsageError(handout.refusal("grade-batch --hidden"))
-    try:
-        chosen = resolve_topics(topics)
-    except BadInput as exc:
-        raise click.UsageError(str(exc)) from None
-    seed = secrets.randbelow(2**31) if seed is None else seed
     found = [p for p in batch.submissions(submissions) if p.resolve() != out.resolve()]  # OUT may lie inside
     if not found:
         raise click.UsageError(f"no submission in {str(submissions)!r}: expected one subfolder or archive "
@@ -44,42 +57,70 @@ def grade_batch(submissions: Path, out: Path, jobs: int, topics, hidden: bool, s
     if len(set(names)) != len(names):
         twice = sorted({n for n in names if names.count(n) > 1})
         raise click.UsageError(f"two submissions would be graded as {twice[0]!r}: rename one")
+    if Path(batch.MANIFEST).stem in names:
+        raise click.UsageError(f"a submission named {Path(batch.MANIFEST).stem!r} would overwrite OUT's "
+                               f"{batch.MANIFEST}: rename it")
     out.mkdir(parents=True, exist_ok=True)
-    results = {batch.student(p): out / f"{batch.student(p)}.json" for p in found}
-    todo = [p for p in found if not (resume and batch.already_graded(p, results[batch.student(p)], hidden, seed))]
-    click.echo(f"{len(found)} submissions, {len(found) - len(todo)} already graded; seed {seed}, "
-               f"{'hidden' if hidden else 'public'} checks, {jobs} at once", err=True)
-    failed = 0
+    max_scores = manifest.max_scores if manifest else {}
+    batch.Manifest(seed, hidden, chosen, max_scores).write(out)
+    results = {p: out / f"{batch.student(p)}.json" for p in found}
+    click.echo(f"{len(found)} submissions; seed {seed}{' (from ' + batch.MANIFEST + ')' if manifest else ''}, "
+               f"{'hidden' if hidden else 'public'} checks of {', '.join(chosen)}, {jobs} at once", err=True)
+    docs: dict[str, dict | None] = {batch.student(p): None for p in found}
+    skipped = 0
     with interrupt.signals_interrupt():
         try:
-            with tqdm(total=len(todo), unit="submission", file=sys.stderr, dynamic_ncols=True) as bar:
-                for path, doc in batch.grade_all(todo, chosen, hidden, seed, jobs):
-                    batch.write_results(doc, results[batch.student(path)])
-                    failed += doc["status"] != "completed"
-                    bar.set_postfix_str(f"{batch.student(path)}: {doc['score']:g}/{doc['max_score']:g}")
+            if interrupt.received():  # while the command line was starting
+                raise interrupt.received()
+            with tqdm(total=len(found), unit="submission", file=sys.stderr, dynamic_ncols=True) as bar, \
+                    contextlib.closing(batch.grade_all(found, chosen, hidden, seed, jobs,
+                                                       results if resume else None)) as outcomes:
+                for outcome in outcomes:
+                    name, result = batch.student(outcome.path), results[outcome.path]
+                    if outcome.doc is None:
+                        skipped += 1
+                        docs[name] = json.loads(result.read_text())
+                    else:
+                        batch.write_results(outcome.doc, result)
+                        docs[name] = outcome.doc
+                    max_scores.update(outcome.max_scores or {})
+                    doc = docs[name]
+                    bar.set_postfix_str(f"{name}: " + (f"{doc['score']:g}/{doc['max_score']:g}"
+                                                       if doc["status"] == "completed" else doc["status"]))
                     bar.update()
         except KeyboardInterrupt:
             pass
-    docs = {name: json.loads(path.read_text()) for name, path in results.items() if path.exists()}
-    csv = batch.write_csv(out, chosen, docs)
-    click.echo(f"wrote {len(docs)} results and {csv}", err=True)
-    if interrupt.received():
-        sys.exit(interrupt.received().exit_code)
-    sys.exit(1 if failed else 0)
+    for doc in filter(None, docs.values()):
+        max_scores.update({t["id"]: t["max_score"] for t in doc["topics"] if t["checks"]})
+    batch.Manifest(seed, hidden, chosen, max_scores).write(out)
+    csv = batch.write_csv(out, chosen, docs, max_scores)
+    graded = [d for d in docs.values() if d is not None]
+    click.echo(f"wrote {len(graded) - skipped} results ({skipped} already graded) and {csv}", err=True)
+    stopped = interrupt.received()
+    if stopped:
+        command = shlex.join(["infergrade", "grade-batch", str(submissions), "--out", str(out), "--resume"])
+        click.echo(f"{stopped.reason}: {len(graded)} of {len(found)} submissions graded. To grade the rest with "
+                   f"the same seed, run:\n  {command}", err=True)
+        sys.exit(stopped.exit_code)
+    sys.exit(1 if any(d["status"] != "completed" for d in graded) else 0)
 
 
 @click.command("report")
 @click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="the HTML file to write [RESULTS/report.html]")
-def report_cmd(results: Path, out: Path | None):
+              help="the HTML file to write [RESULTS/report.html, or report-anonymous.html]")
+@click.option("--anonymous", is_flag=True, help="leave out every student's name (a report to share)")
+def report_cmd(results: Path, out: Path | None, anonymous: bool):
     """Write a class report from a folder of results (grade-batch's OUT): shared misconceptions first."""
     docs = report.load(results)
     if not docs:
         raise click.UsageError(f"no results JSON in {str(results)!r} (run grade-batch first)")
-    out = out or results / "report.html"
-    out.write_text(report.render(docs), encoding="utf-8")
+    out = out or results / ("report-anonymous.html" if anonymous else "report.html")
+    out.write_text(report.render(docs, anonymous), encoding="utf-8")
     click.echo(report.headline(report.shared_misconceptions(docs)))
+    warning = report.seed_warning(docs)
+    if warning:
+        click.echo(click.style(f"warning: {warning}", fg="red"), err=True)
     click.echo(f"wrote {out}", err=True)
 
 
@@ -99,6 +140,7 @@ def gradescope_cmd(out: Path, topics, deadline: float, leaderboard: bool, force:
     says so when grading failed.
     """
     from grader import autograder
+    from grader.grading import BadInput, resolve_topics
 
     try:
         chosen = resolve_topics(topics)
