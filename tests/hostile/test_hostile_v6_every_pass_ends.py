@@ -78,7 +78,7 @@ def _start(sandboxed):
 
 
 @linux_only
-def test_zombies_that_end_every_pass_do_not_hide_memory(sandboxed, saturated_cpus):
+def test_zombies_that_end_every_pass_do_not_hide_memory(sandboxed):
     sub = _start(sandboxed)
     assert sub.zombies(200) == 200
     with pytest.raises(ChildFailure, match="together held more than"):
@@ -87,7 +87,7 @@ def test_zombies_that_end_every_pass_do_not_hide_memory(sandboxed, saturated_cpu
 
 
 @linux_only
-def test_unreadable_threads_of_a_zombie_leader_count_whole(sandboxed, saturated_cpus):
+def test_unreadable_threads_of_a_zombie_leader_count_whole(sandboxed):
     sub = _start(sandboxed)
     with pytest.raises(ChildFailure, match="together held more than"):
         sub.holders(2, 0.8, ghost=True, undumpable=True)

@@ -62,7 +62,7 @@ def ping():
 
 
 @linux_only
-def test_huge_page_fork_chains_are_killed_before_they_fill(sandboxed, saturated_cpus):
+def test_huge_page_fork_chains_are_killed_before_they_fill(sandboxed):
     sub = sandboxed(PROBES, 1 * GIB, timeout=40)
     sub.ping()
     if not sub.isolation.get("watchdog"):
