@@ -53,6 +53,8 @@ def critical_batch_size(model, hw, context_len):
         A float, not rounded: the batch B at which decode_step_seconds of B sequences of context_len tokens
         turns compute-bound (its compute time reaches its memory time). float('inf') when no batch ever gets
         there: one more sequence adds at least as much memory time as compute time (exactly as much counts).
+    This times the whole step as one roofline, which is a model: kernel by kernel, the weight matmuls do turn
+    compute-bound at large batches, while attention, which reads each sequence's own K/V, never does.
     Raises:
         ValueError naming `context_len` when it is negative.
     """
@@ -87,15 +89,19 @@ def session_timeline(model, hw, events, prefix_cache=True):
                 cache only the pending tokens on top of the computed ones; without one the whole context from
                 scratch); the first token arrives when that prefill ends; each token k = 2..m takes one
                 batch-1 decode step whose context is every token before it; then the m tokens count as computed;
-            {"kind": "tool" | "network", "seconds": s}     s >= 0: a wait.
+            {"kind": "tool" | "network", "seconds": s}     s >= 0: a wait;
+            {"kind": "compact", "summary_tokens": k, "tokens": m}   m >= 1, k >= 0: compression. One generate of
+                m tokens over the current context, as above, after which the context is replaced by the k summary
+                tokens, none of them computed (the summary is a new prefix: no cache holds it yet).
         prefix_cache: whether computed context is kept between generate events.
     Returns:
-        {"segments": [{"kind": "prefill" | "decode" | "tool" | "network", "start", "end"}, ...] in order, one per
-         prefill (also one of 0 s when nothing is pending), per decode run (only when m > 1) and per wait, each
-         starting where the previous one ended;
-         "ttft": end of the first prefill, "total": end of the session,
-         "prefill", "decode", "tool", "network": the seconds spent in each kind of segment}
+        {"segments": [{"kind": "prefill" | "decode" | "tool" | "network" | "compact", "start", "end"}, ...] in
+         order, one per prefill (also one of 0 s when nothing is pending), per decode run (only when m > 1) and
+         per wait, each starting where the previous one ended; a compact's prefill and decode run are segments of
+         kind "compact";
+         "ttft": end of the first generate's prefill, "total": end of the session,
+         "prefill", "decode", "tool", "network", "compact": the seconds spent in each kind of segment}
     Raises:
-        ValueError naming the field (`tokens`, `seconds`, `kind`) of a bad event.
+        ValueError naming the field (`tokens`, `summary_tokens`, `seconds`, `kind`) of a bad event.
     """
     raise NotImplementedError("TODO: session_timeline — walk the events and lay out prefill/decode/wait segments")

@@ -80,52 +80,71 @@ def decode_throughput(model, hw, batch, context_len):
             "tokens_per_second_per_sequence": 1.0 / step_seconds}
 
 
+def checked_tokens(event, index, key, minimum):
+    """The event's token count under `key`, rejected with a ValueError naming it when below `minimum`."""
+    tokens = event[key]
+    if tokens < minimum:
+        raise ValueError(f"events[{index}]: {key} must be >= {minimum}, got {tokens}")
+    return tokens
+
+
 def session_timeline(model, hw, events, prefix_cache=True):
-    """Lay out one agent session's prefills, decode runs and waits back to back, with per-kind totals."""
+    """Lay out one agent session's prefills, decode runs, compactions and waits back to back, with per-kind
+    totals."""
     clock = 0.0
     context = 0    # tokens in the conversation so far
     computed = 0   # how many of them already have KV entries (a prefix cache keeps them)
     segments = []
-    spent = {"prefill": 0.0, "decode": 0.0, "tool": 0.0, "network": 0.0}
+    spent = {"prefill": 0.0, "decode": 0.0, "tool": 0.0, "network": 0.0, "compact": 0.0}
     ttft = None
+
+    def add_segment(kind, seconds):
+        """One segment of `seconds` from the clock on, counted in its kind's total."""
+        nonlocal clock
+        segments.append({"kind": kind, "start": clock, "end": clock + seconds})
+        clock += seconds
+        spent[kind] += seconds
+
+    def generate_tokens(tokens, prefill_kind, decode_kind):
+        """Prefill what is pending, then decode tokens 2..m, each over every token before it."""
+        if prefix_cache:
+            prefill = prefill_seconds(model, hw, context - computed, computed)
+        else:
+            prefill = prefill_seconds(model, hw, context, 0)
+        add_segment(prefill_kind, prefill)
+        prefill_end = clock
+        if tokens > 1:
+            decode = 0.0
+            for k in range(2, tokens + 1):
+                tokens_before_k = context + (k - 1)
+                decode += decode_step_seconds(model, hw, [tokens_before_k])
+            add_segment(decode_kind, decode)
+        return prefill_end
 
     for index, event in enumerate(events):
         kind = event.get("kind")
         if kind in CONTEXT_KINDS:
-            tokens = event["tokens"]
-            if tokens < 0:
-                raise ValueError(f"events[{index}]: tokens must be >= 0, got {tokens}")
-            context += tokens
+            context += checked_tokens(event, index, "tokens", 0)
         elif kind == "generate":
-            tokens = event["tokens"]
-            if tokens < 1:
-                raise ValueError(f"events[{index}]: generate tokens must be >= 1, got {tokens}")
-            if prefix_cache:
-                prefill = prefill_seconds(model, hw, context - computed, computed)
-            else:
-                prefill = prefill_seconds(model, hw, context, 0)
-            segments.append({"kind": "prefill", "start": clock, "end": clock + prefill})
-            clock += prefill
-            spent["prefill"] += prefill
+            tokens = checked_tokens(event, index, "tokens", 1)
+            prefill_end = generate_tokens(tokens, "prefill", "decode")
             if ttft is None:
-                ttft = clock
-            if tokens > 1:
-                decode = 0.0
-                for k in range(2, tokens + 1):
-                    tokens_before_k = context + (k - 1)
-                    decode += decode_step_seconds(model, hw, [tokens_before_k])
-                segments.append({"kind": "decode", "start": clock, "end": clock + decode})
-                clock += decode
-                spent["decode"] += decode
+                ttft = prefill_end
             context += tokens
             computed = context
+        elif kind == "compact":
+            # one call writes the summary over the whole current context; then the summary replaces the context,
+            # and since the prefix changed no cache matches it: none of it is computed
+            tokens = checked_tokens(event, index, "tokens", 1)
+            summary_tokens = checked_tokens(event, index, "summary_tokens", 0)
+            generate_tokens(tokens, "compact", "compact")
+            context = summary_tokens
+            computed = 0
         elif kind in WAIT_KINDS:
             seconds = float(event["seconds"])
             if seconds < 0:
                 raise ValueError(f"events[{index}]: seconds must be >= 0, got {seconds}")
-            segments.append({"kind": kind, "start": clock, "end": clock + seconds})
-            clock += seconds
-            spent[kind] += seconds
+            add_segment(kind, seconds)
         else:
             raise ValueError(f"events[{index}]: unknown event kind {kind!r}")
 

@@ -74,11 +74,17 @@ def _field(event, index, key, minimum):
     return value
 
 
+def _compacted(summary_tokens):
+    """(context, computed) after a compaction: the summary is a new prefix that no cache holds yet."""
+    return summary_tokens, 0
+
+
 def session_timeline(model, hw, events, prefix_cache=True):
-    """Walk the session's events and lay out prefill, decode and wait segments back to back."""
+    """Walk the session's events and lay out prefill, decode, compaction and wait segments back to back."""
     segments = []
-    spent = dict.fromkeys(("prefill", "decode", "tool", "network"), 0.0)
+    spent = dict.fromkeys(("prefill", "decode", "tool", "network", "compact"), 0.0)
     context = computed = 0  # tokens in the conversation / tokens whose KV entries exist
+    ttft = None
 
     def advance(kind, seconds):
         """Append a segment of `seconds` that starts where the previous one ended."""
@@ -86,21 +92,31 @@ def session_timeline(model, hw, events, prefix_cache=True):
         segments.append({"kind": kind, "start": start, "end": start + seconds})
         spent[kind] += seconds
 
+    def write(m, prefill_kind, decode_kind):
+        """Prefill what is pending, then m - 1 batch-1 decode steps; returns when the first token is out."""
+        advance(prefill_kind, prefill_seconds(model, hw, *_prefill_tokens(context, computed, prefix_cache)))
+        first_token = segments[-1]["end"]
+        if m > 1:  # token k = 2..m attends to the context plus the k - 1 tokens generated before it
+            advance(decode_kind, sum(decode_step_seconds(model, hw, [context + k]) for k in range(1, m)))
+        return first_token
+
     for index, event in enumerate(events):
         kind = event["kind"]
         if kind in ("user", "tool_result"):
             context += _field(event, index, "tokens", 0)
         elif kind == "generate":
             m = _field(event, index, "tokens", 1)
-            advance("prefill", prefill_seconds(model, hw, *_prefill_tokens(context, computed, prefix_cache)))
-            if m > 1:  # token k = 2..m attends to the context plus the k - 1 tokens generated before it
-                advance("decode", sum(decode_step_seconds(model, hw, [context + k]) for k in range(1, m)))
+            first_token = write(m, "prefill", "decode")
+            ttft = first_token if ttft is None else ttft
             context = computed = context + m
+        elif kind == "compact":
+            m, summary = _field(event, index, "tokens", 1), _field(event, index, "summary_tokens", 0)
+            write(m, "compact", "compact")
+            context, computed = _compacted(summary)
         elif kind in ("tool", "network"):
             advance(kind, float(_field(event, index, "seconds", 0)))
         else:
             raise ValueError(f"events[{index}]: unknown event kind {kind!r}")
 
     assert all(a["end"] == b["start"] for a, b in zip(segments, segments[1:])), "segments must be back to back"
-    ttft = next((s["end"] for s in segments if s["kind"] == "prefill"), None)
     return {"segments": segments, "ttft": ttft, "total": segments[-1]["end"] if segments else 0.0, **spent}

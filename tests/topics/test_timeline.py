@@ -12,12 +12,13 @@ from hypothesis import given, settings, strategies as st
 from exercises import timeline as stub
 from grader import hints
 from grader.checks.timeline.expect import (expect_critical_batch, expect_seconds, expect_throughput,
-                                           expect_timeline, misconception_values, same_number, timeline_difference)
-from grader.checks.timeline.scenarios import (BASELINE, CRITICAL_CASES, GPUS, H100, H200, LAYOUT, LLAMA3_8B,
-                                              ON_THE_LINE, OPTIMISATIONS, SESSIONS, THROUGHPUT_BATCHES,
-                                              THROUGHPUT_CONTEXTS)
-from grader.checks.timeline.test_hidden import (AMBIGUOUS, context_near_the_line, random_events, random_hw,
-                                                random_model, the_line)
+                                           expect_timeline, misconception_values, same_number, timeline_difference,
+                                           timeline_keeping_cache)
+from grader.checks.timeline.scenarios import (BASELINE, COMPACT_LAYOUT, COMPACTED, CRITICAL_CASES, GPUS, H100, H200,
+                                              LAYOUT, LLAMA3_8B, LONG_AGENT, ON_THE_LINE, OPTIMISATIONS, SESSIONS,
+                                              THROUGHPUT_BATCHES, THROUGHPUT_CONTEXTS)
+from grader.checks.timeline.test_hidden import (AMBIGUOUS, context_near_the_line, random_compacted_events,
+                                                random_events, random_hw, random_model, the_line)
 from grader.engine import CheckFailure
 from reference import timeline as ref
 from solutions import timeline as sol
@@ -27,8 +28,9 @@ MUTANTS = ROOT / "tests" / "mutants" / "timeline"
 FUNCTIONS = ("prefill_seconds", "decode_step_seconds", "critical_batch_size", "decode_throughput",
              "session_timeline")
 MISCONCEPTIONS = {"decode_compute_bound", "ignores_kv_read", "prefill_whole_context_with_cache",
-                  "batch_always_compute_bound"}
-KINDS = ("prefill", "decode", "tool", "network")
+                  "batch_always_compute_bound", "compaction_keeps_cache"}
+HINTS = FUNCTIONS + ("session_timeline.compact",)
+KINDS = ("prefill", "decode", "tool", "network", "compact")
 QUICK = settings(max_examples=40, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 
@@ -292,6 +294,75 @@ def test_layout_session_has_the_documented_shape():
         ref.prefill_seconds(LLAMA3_8B, H100, 40 + 1 + 12 + 6), rel=1e-9)
 
 
+def test_compact_layout_worked_by_hand():
+    timeline = ref.session_timeline(LLAMA3_8B, H100, COMPACT_LAYOUT)
+    assert [s["kind"] for s in timeline["segments"]] == ["prefill", "decode", "compact", "prefill", "decode", "tool",
+                                                         "compact", "compact", "prefill", "decode"]
+    took = [s["end"] - s["start"] for s in timeline["segments"]]
+    # the one-token summary call over 520 computed tokens has nothing pending: 0 s and no decode run
+    assert took[2] == 0.0
+    # then the 40 summary tokens and 10 new ones are all prefilled, from scratch, and decode reads 51 and 52 tokens
+    assert took[3] == pytest.approx(ref.prefill_seconds(LLAMA3_8B, H100, 50, 0), rel=1e-9)
+    assert took[4] == pytest.approx(ref.decode_step_seconds(LLAMA3_8B, H100, [51])
+                                    + ref.decode_step_seconds(LLAMA3_8B, H100, [52]), rel=1e-9)
+    # the second compact prefills the 300-token tool result over 53 computed tokens and decodes 59 tokens over them
+    assert took[6] == pytest.approx(ref.prefill_seconds(LLAMA3_8B, H100, 300, 53), rel=1e-9)
+    assert took[7] == pytest.approx(sum(ref.decode_step_seconds(LLAMA3_8B, H100, [353 + j]) for j in range(1, 60)),
+                                    rel=1e-9)
+    assert took[8] == pytest.approx(ref.prefill_seconds(LLAMA3_8B, H100, 60, 0), rel=1e-9)
+    assert timeline["compact"] == pytest.approx(took[2] + took[6] + took[7], rel=1e-9)
+    assert timeline["ttft"] == timeline["segments"][0]["end"]
+
+
+def test_compaction_shortens_later_decode_and_prefill_at_the_price_of_its_call():
+    before, after = (ref.session_timeline(LLAMA3_8B, H100, events) for events in (LONG_AGENT, COMPACTED))
+    assert after["decode"] < 0.7 * before["decode"] and after["prefill"] < before["prefill"]
+    assert after["compact"] > 0 and before["compact"] == 0 and after["tool"] == before["tool"]
+    assert after["total"] < before["total"]
+    # the summary call itself decodes over the long context: its steps are the slowest of the session
+    compact = next(s for s in after["segments"][::-1] if s["kind"] == "compact")
+    steps = 999
+    assert (compact["end"] - compact["start"]) / steps > ref.decode_step_seconds(LLAMA3_8B, H100, [20_000])
+
+
+@QUICK
+@given(seed=seeds, prefix_cache=st.booleans())
+def test_after_a_compact_the_whole_summary_is_prefilled(seed, prefix_cache):
+    r = random.Random(seed)
+    model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
+    timeline = ref.session_timeline(model, hw, events, prefix_cache)
+    prefills = iter(s for s in timeline["segments"] if s["kind"] == "prefill")
+    summary, added, ttft = None, 0, None
+    for event in events:
+        if event["kind"] == "generate":
+            prefill = next(prefills)
+            ttft = prefill["end"] if ttft is None else ttft
+            if summary is not None:  # the first generate after a compact: the summary and what came since, cold
+                assert prefill["end"] - prefill["start"] == pytest.approx(
+                    ref.prefill_seconds(model, hw, summary + added, 0), rel=1e-9, abs=1e-15)
+            summary = None
+        elif event["kind"] == "compact":
+            summary, added = event["summary_tokens"], 0
+        elif event["kind"] in ("user", "tool_result"):
+            added += event["tokens"]
+    assert timeline["ttft"] == ttft
+    spent = sum(s["end"] - s["start"] for s in timeline["segments"] if s["kind"] == "compact")
+    assert timeline["compact"] == pytest.approx(spent, rel=1e-9, abs=1e-12)
+
+
+@QUICK
+@given(seed=seeds)
+def test_keeping_the_cache_is_what_the_mutant_does_and_nothing_without_a_cache(seed):
+    r = random.Random(seed)
+    model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
+    wrong = mutant("compaction_keeps_cache")
+    assert timeline_difference(wrong.session_timeline(model, hw, events, True),
+                               timeline_keeping_cache(ref, model, hw, events)) is None
+    assert timeline_difference(wrong.session_timeline(model, hw, events, False),
+                               ref.session_timeline(model, hw, events, False)) is None
+    assert "compaction_keeps_cache" not in misconception_values(ref, "session_timeline", model, hw, events, False)
+
+
 # --- the solution and the comparator ----------------------------------------------------------------------
 
 @QUICK
@@ -369,7 +440,7 @@ def test_stub_raises_not_implemented(fn, args):
 
 
 def test_hints_cover_every_function_and_misconception():
-    assert set(hints.load("timeline")["functions"]) == set(FUNCTIONS)
+    assert set(hints.load("timeline")["functions"]) == set(HINTS)
     assert set(hints.misconception_ids("timeline")) == MISCONCEPTIONS
 
 
@@ -381,9 +452,9 @@ def code_tokens(text: str) -> list[str]:
 RUN = 8  # tokens: a phrase, not a shared word or two (tests/test_hint_overlap.py checks level 3 against the code)
 
 
-@pytest.mark.parametrize("fn", FUNCTIONS)
+@pytest.mark.parametrize("fn", HINTS)
 def test_hints_do_not_repeat_the_docstring(fn):
-    docstring = code_tokens(getattr(stub, fn).__doc__ + stub.__doc__)
+    docstring = code_tokens(getattr(stub, fn.split(".")[0]).__doc__ + stub.__doc__)
     shared = {tuple(docstring[i:i + RUN]) for i in range(len(docstring) - RUN + 1)}
     for level in (1, 2, 3):
         hint = code_tokens(hints.hint("timeline", fn, level))
@@ -408,7 +479,7 @@ CALLS = ([("prefill_seconds", args) for args in ((1, 100_000), (8, 100_000), (50
                                                            [4000] * 512)]
          + [("critical_batch_size", (c,)) for c in (0, 64, 415, 416, 4000)]
          + [("decode_throughput", (b, c)) for b in (1, 1024) for c in THROUGHPUT_CONTEXTS]
-         + [("session_timeline", (events, True)) for events in SESSIONS.values()])
+         + [("session_timeline", (events, True)) for events in [*SESSIONS.values(), COMPACT_LAYOUT, COMPACTED]])
 
 
 def reported(module, fn: str, hw: dict, args: tuple) -> str | None:

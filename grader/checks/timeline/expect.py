@@ -12,7 +12,7 @@ from grader.engine.checks import type_name
 
 RTOL = 1e-9
 ATOL = 1e-12
-TOTALS = ("ttft", "total", "prefill", "decode", "tool", "network")
+TOTALS = ("ttft", "total", "prefill", "decode", "tool", "network", "compact")
 THROUGHPUT_KEYS = ("step_seconds", "tokens_per_second", "tokens_per_second_per_sequence")
 
 
@@ -42,7 +42,8 @@ def expect_critical_batch(actual, expected: float, what: str, wrong: dict) -> No
     if math.isinf(expected) and isinstance(actual, (int, float)) and not isinstance(actual, bool) \
             and math.isfinite(actual):
         fail(f"{what} returned {actual!r}, expected inf: from this context length on, each sequence's K/V read takes "
-             "at least as long as its compute, so no batch is ever compute-bound", "batch_always_compute_bound")
+             "at least as long as its compute, so in the whole-step roofline no batch is ever compute-bound",
+             "batch_always_compute_bound")
     expect_number(actual, expected, what, "", wrong)
 
 
@@ -123,7 +124,8 @@ def misconception_values(ref, fn: str, model: dict, hw: dict, *args) -> dict:
     Each misconception is a change of the reference's inputs: zero KV bytes per token drop the cache read
     (ignores_kv_read), an infinite bandwidth leaves only the compute time of a decode step
     (decode_compute_bound), and a session without a prefix cache recomputes the whole context
-    (prefill_whole_context_with_cache). A critical batch without the K/V read is batch_always_compute_bound, and
+    (prefill_whole_context_with_cache); a compacted session that keeps the summary computed is
+    compaction_keeps_cache (timeline_keeping_cache). A critical batch without the K/V read is batch_always_compute_bound, and
     so is any finite critical batch where there is none (expect_critical_batch).
     """
     call = getattr(ref, fn)
@@ -135,7 +137,38 @@ def misconception_values(ref, fn: str, model: dict, hw: dict, *args) -> dict:
         wrong["decode_compute_bound"] = call(model, {**hw, "mem_bandwidth": math.inf}, *args)
     if fn == "session_timeline" and args[1]:
         wrong["prefill_whole_context_with_cache"] = call(model, hw, args[0], False)
+        wrong["compaction_keeps_cache"] = timeline_keeping_cache(ref, model, hw, args[0])
     return {mid: value for mid, value in wrong.items() if not same_result(fn, value, right)}
+
+
+def timeline_keeping_cache(ref, model: dict, hw: dict, events: list) -> dict:
+    """The session with a prefix cache as compaction_keeps_cache lays it out: after a compact the summary counts
+    as already computed (as if the cache still matched), so the next prefill takes only what came after it.
+
+    The session walk of the contract with that one change, timed with the reference's prefill and decode step.
+    """
+    segments, totals, context, computed = [], dict.fromkeys(TOTALS[2:], 0.0), 0, 0
+
+    def add(kind: str, seconds: float) -> None:
+        start = segments[-1]["end"] if segments else 0.0
+        segments.append({"kind": kind, "start": start, "end": start + seconds})
+        totals[kind] += seconds
+
+    for event in events:
+        kind = event["kind"]
+        if kind in ("user", "tool_result"):
+            context += event["tokens"]
+        elif kind in ("generate", "compact"):
+            m = event["tokens"]
+            add("prefill" if kind == "generate" else kind, ref.prefill_seconds(model, hw, context - computed, computed))
+            if m > 1:
+                add("decode" if kind == "generate" else kind,
+                    sum(ref.decode_step_seconds(model, hw, [context + k]) for k in range(1, m)))
+            context = computed = context + m if kind == "generate" else event["summary_tokens"]
+        else:
+            add(kind, float(event["seconds"]))
+    ttft = next((segment["end"] for segment in segments if segment["kind"] == "prefill"), None)
+    return {"segments": segments, "ttft": ttft, "total": segments[-1]["end"] if segments else 0.0, **totals}
 
 
 def call_text(fn: str, *args, **kwargs) -> str:

@@ -52,6 +52,19 @@ def random_events(r: random.Random) -> list:
     return events
 
 
+def random_compacted_events(r: random.Random) -> list:
+    """A random session with one or two compactions, each after the first generate (so that ttft is that
+    generate's), summaries from a few tokens to a few thousand; a generate follows the last one, most times."""
+    events = random_events(r)
+    first_generate = next(i for i, event in enumerate(events) if event["kind"] == "generate")
+    for _ in range(r.randint(1, 2)):
+        tokens = r.choice([1, r.randint(2, 60), r.randint(60, 1500)])
+        summary = r.choice([tokens, r.randint(1, 3000)])
+        at = r.randint(first_generate + 1, len(events) - (1 if r.random() < 0.8 else 0))
+        events.insert(at, {"kind": "compact", "summary_tokens": summary, "tokens": tokens})
+    return events
+
+
 @check("random_prefill", points=17, hint="prefill_seconds",
        title="prefill_seconds on random models, GPUs, prompt lengths and cached prefixes, none new included")
 def test_random_prefill(sub, seed):
@@ -133,6 +146,20 @@ def test_random_sessions(sub, seed):
     ref = reference("timeline")
     for _ in range(SESSIONS):
         model, hw, events = random_model(r), random_hw(r), random_events(r)
+        for prefix_cache in (True, False):
+            expect_timeline(sub.session_timeline(model, hw, events, prefix_cache),
+                            ref.session_timeline(model, hw, events, prefix_cache),
+                            call_text("session_timeline", model, hw, events, prefix_cache=prefix_cache),
+                            misconception_values(ref, "session_timeline", model, hw, events, prefix_cache))
+
+
+@check("random_compacted_sessions", points=8, hint="session_timeline.compact",
+       title="session_timeline of random sessions with compactions: their own call, a cold cache, a shorter context")
+def test_random_compacted_sessions(sub, seed):
+    r = random.Random(seed)
+    ref = reference("timeline")
+    for _ in range(SESSIONS):
+        model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
         for prefix_cache in (True, False):
             expect_timeline(sub.session_timeline(model, hw, events, prefix_cache),
                             ref.session_timeline(model, hw, events, prefix_cache),

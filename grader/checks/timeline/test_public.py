@@ -2,9 +2,10 @@
 batching stops paying, the issue's three sessions and the three optimisations; answers from the goldens."""
 from grader.checks.timeline.expect import (call_text, expect_critical_batch, expect_seconds, expect_throughput,
                                            expect_timeline, misconception_values, timeline_difference)
-from grader.checks.timeline.scenarios import (BASELINE, CRITICAL_CASES, GPUS, H100, LAYOUT, LLAMA3_8B, ON_THE_LINE,
-                                              OPTIMISATIONS, SESSIONS, THROUGHPUT_BATCHES, THROUGHPUT_CONTEXTS,
-                                              generate, network, tool, tool_result, user)
+from grader.checks.timeline.scenarios import (BASELINE, COMPACT_LAYOUT, COMPACTED, CRITICAL_CASES, GPUS, H100, LAYOUT,
+                                              LLAMA3_8B, LONG_AGENT, ON_THE_LINE, OPTIMISATIONS, SESSIONS,
+                                              THROUGHPUT_BATCHES, THROUGHPUT_CONTEXTS, compact, generate, network,
+                                              tool, tool_result, user)
 from grader.engine import check, diagnose, expect_raises, fail, golden, reference
 
 MODEL = "Llama-3-8B-like"
@@ -188,9 +189,28 @@ def test_prefix_cache_on_and_off(sub):
 
 def segment_totals(timeline: dict) -> dict:
     """The seconds a timeline spends per kind of segment; None where it holds no number."""
-    totals = {kind: timeline.get(kind) for kind in ("prefill", "decode", "tool", "network")}
+    totals = {kind: timeline.get(kind) for kind in ("prefill", "decode", "tool", "network", "compact")}
     return {kind: value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
             for kind, value in totals.items()}
+
+
+def expect_shortened(sub, baseline: dict, key: str, change: str, label: str, events: list, prefix_cache: bool,
+                     segment: str) -> None:
+    """The submission's timeline of the changed session must equal the golden; a failure shows the seconds
+    saved per kind of segment over `baseline`, expected and got."""
+    case = stored(f"session.{key}.H100.{prefix_cache}", "session_timeline", LLAMA3_8B, H100, events, prefix_cache)
+    got = sub.session_timeline(LLAMA3_8B, H100, events, prefix_cache)
+    what = call_text("session_timeline", MODEL, "H100", events_text(label, events), prefix_cache=prefix_cache)
+    problem = timeline_difference(got, case["expected"])
+    if problem is not None:
+        expected_saving = {kind: round(baseline[kind] - seconds, 6)
+                           for kind, seconds in segment_totals(case["expected"]).items()}
+        got_totals = segment_totals(got) if isinstance(got, dict) else {}
+        got_saving = {kind: round(baseline[kind] - seconds, 6) if seconds is not None else None
+                      for kind, seconds in got_totals.items()}
+        fail(f"{what}: {change} should shorten {segment}; seconds saved per kind of segment over the baseline: "
+             f"expected {expected_saving}, got {got_saving}; first difference: {problem}",
+             diagnose(got, case["wrong"], lambda a, p: timeline_difference(a, p) is None))
 
 
 @check("what_each_optimisation_shortens", points=2, hint="session_timeline",
@@ -198,21 +218,20 @@ def segment_totals(timeline: dict) -> dict:
 def test_what_each_optimisation_shortens(sub):
     baseline = expect_session(sub, "baseline", events_text("BASELINE", BASELINE), "H100", BASELINE, False)
     for change, events, prefix_cache, segment in OPTIMISATIONS:
-        case = stored(f"session.{change.replace(' ', '_')}.H100.{prefix_cache}", "session_timeline", LLAMA3_8B,
-                      H100, events, prefix_cache)
-        got = sub.session_timeline(LLAMA3_8B, H100, events, prefix_cache)
-        what = call_text("session_timeline", MODEL, "H100", events_text(f"BASELINE with {change}", events),
-                         prefix_cache=prefix_cache)
-        problem = timeline_difference(got, case["expected"])
-        if problem is not None:
-            expected_saving = {kind: round(baseline[kind] - seconds, 6)
-                               for kind, seconds in segment_totals(case["expected"]).items()}
-            got_totals = segment_totals(got) if isinstance(got, dict) else {}
-            got_saving = {kind: round(baseline[kind] - seconds, 6) if seconds is not None else None
-                          for kind, seconds in got_totals.items()}
-            fail(f"{what}: {change} should shorten {segment}; seconds saved per kind of segment over the baseline: "
-                 f"expected {expected_saving}, got {got_saving}; first difference: {problem}",
-                 diagnose(got, case["wrong"], lambda a, p: timeline_difference(a, p) is None))
+        expect_shortened(sub, baseline, change.replace(" ", "_"), change, f"BASELINE with {change}", events,
+                         prefix_cache, segment)
+
+
+@check("what_compaction_shortens", points=2, hint="session_timeline.compact",
+       title="compaction costs its own call and a cold cache, then every later decode step and prefill reads less")
+def test_what_compaction_shortens(sub):
+    # the layout first: a compact's prefill and decode run are segments of kind "compact", the next prefill
+    # recomputes the whole summary; then the long agent session of scenarios.py, without and with compaction
+    expect_session(sub, "compact_layout", events_text("COMPACT_LAYOUT", COMPACT_LAYOUT), "H100", COMPACT_LAYOUT,
+                   True)
+    baseline = expect_session(sub, "long_agent", events_text("LONG_AGENT", LONG_AGENT), "H100", LONG_AGENT, True)
+    expect_shortened(sub, baseline, "compacted", "compaction", "COMPACTED", COMPACTED, True,
+                     "later decode steps and prefills")
 
 
 BAD_CALLS = [
@@ -225,6 +244,8 @@ BAD_CALLS = [
     ("seconds", "session_timeline", (LLAMA3_8B, H100, [user(10), generate(2), tool(-0.5)])),
     ("seconds", "session_timeline", (LLAMA3_8B, H100, [network(-0.01), user(10), generate(2)])),
     ("kind", "session_timeline", (LLAMA3_8B, H100, [user(10), {"kind": "think", "tokens": 5}])),
+    ("tokens", "session_timeline", (LLAMA3_8B, H100, [user(10), generate(4), compact(20, 0)])),
+    ("summary_tokens", "session_timeline", (LLAMA3_8B, H100, [user(10), generate(4), compact(-1, 8)])),
 ]
 
 
@@ -246,7 +267,8 @@ def expect_bad_calls(sub, calls: list) -> None:
 
 
 @check("bad_arguments", points=2, hint="session_timeline",
-       title="negative tokens or seconds, generate with m < 1 and unknown event kinds raise ValueError naming them")
+       title="negative tokens or seconds, generate or compact with m < 1, a negative summary and unknown event kinds "
+             "raise ValueError naming them")
 def test_bad_arguments(sub):
     expect_bad_calls(sub, BAD_CALLS)
 

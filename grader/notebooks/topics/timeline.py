@@ -6,12 +6,18 @@ usually **compute-bound** and ends with the first output token (time to first to
 produces one token per step; each step reads every weight and the whole KV cache for a single token per
 sequence, so at small batch it is **memory-bound**. The roofline model says a pass takes the slower of its
 FLOPs over the achievable FLOP/s and its bytes over the achievable bandwidth; batching more sequences shares the
-weight reads until compute catches up (the critical batch size).
+weight reads until compute catches up (the critical batch size). Here a whole decode step is one roofline, and
+past a few hundred cached tokens per sequence it never turns compute-bound, however large the batch. That is a
+model: kernel by kernel, the weight matmuls do turn compute-bound at large batches, while attention, which reads
+each sequence's own K/V, never does; the whole-step figure says which of the two dominates the step.
 
 An agent session chains calls with tool runs and network waits. Each new call must prefill what was added since
 the last one; with a **prefix cache** the earlier context stays computed and only the new tokens are prefilled,
-without one the whole conversation is recomputed every time. What to measure depends on the shape of the
-session: TTFT for long inputs, decode speed for long outputs, and the waits for tool-heavy agents.
+without one the whole conversation is recomputed every time. **Compaction** (compression) spends one call to
+summarise the context, then replaces the context by the summary: the cache no longer matches that new prefix, so
+the next prefill starts cold, but every later decode step and prefill reads a far shorter context. **Parallel
+tool calls** shorten only the waits. Each optimisation shortens its own segment. What to measure depends on the
+shape of the session: TTFT for long inputs, decode speed for long outputs, and the waits for tool-heavy agents.
 """
 
 EXPERIMENTS = [
@@ -32,7 +38,7 @@ agent += [{"kind": "generate", "tokens": 200}]
 sessions = {"long input, short output": [{"kind": "user", "tokens": 60000}, {"kind": "generate", "tokens": 60}],
             "short input, long output": [{"kind": "user", "tokens": 300}, {"kind": "generate", "tokens": 600}],
             "frequent tool calls": agent}
-colors = {"prefill": "C0", "decode": "C1", "tool": "gray", "network": "lightgray"}
+colors = {"prefill": "C0", "decode": "C1", "tool": "gray", "network": "lightgray", "compact": "C2"}
 fig, axes = plt.subplots(3, 1, figsize=(11, 7))
 for ax, (name, events) in zip(axes, sessions.items()):
     for row, cache in enumerate((True, False)):
@@ -47,8 +53,60 @@ for ax, (name, events) in zip(axes, sessions.items()):
     ax.set_xlim(0, None)
 axes[-1].set_xlabel("seconds")
 handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-fig.legend(handles, list(colors), loc="lower center", ncol=4)
+fig.legend(handles, list(colors), loc="lower center", ncol=5)
 plt.tight_layout(rect=(0, 0.05, 1, 1))
 plt.show()
 """),
+    ("""
+### Which segment each optimisation shortens
+
+A long agent session on the same model and GPU: eight tool calls whose results bring the context to about 100,000
+tokens, then four more and a 3,000-token answer. Seconds per kind of segment for the session as it is (no prefix
+cache), with a prefix cache, with the context compacted into a 1,000-token summary after the eighth call (cache
+on), and with the tool calls issued in parallel batches of four.
+""", """
+def rounds(count, seconds, result, call=80):
+    return count * [{"kind": "generate", "tokens": call}, {"kind": "tool", "seconds": seconds},
+                    {"kind": "tool_result", "tokens": result}]
+
+def parallel(count, seconds, result, call=80):  # the same calls and results, four to a wait
+    return rounds(count // 4, seconds, 4 * result, 4 * call)
+
+answer = [{"kind": "generate", "tokens": 3000}]
+compact = [{"kind": "compact", "summary_tokens": 1000, "tokens": 1000}]
+variants = {
+    "as it is": ([{"kind": "user", "tokens": 3000}] + rounds(8, 1.0, 12000) + rounds(4, 1.0, 3000) + answer, False),
+    "prefix cache": ([{"kind": "user", "tokens": 3000}] + rounds(8, 1.0, 12000) + rounds(4, 1.0, 3000) + answer,
+                     True),
+    "cache + compaction": ([{"kind": "user", "tokens": 3000}] + rounds(8, 1.0, 12000) + compact
+                           + rounds(4, 1.0, 3000) + answer, True),
+    "cache + parallel tools": ([{"kind": "user", "tokens": 3000}] + parallel(8, 1.0, 12000) + parallel(4, 1.0, 3000)
+                               + answer, True),
+}
+kinds = ["prefill", "decode", "compact", "tool"]
+fig, ax = plt.subplots(figsize=(10, 4))
+for row, (name, (events, cache)) in enumerate(variants.items()):
+    t = impl.session_timeline(model, hw, events, prefix_cache=cache)
+    left = 0.0
+    for kind in kinds:
+        ax.barh(row, t[kind], left=left, color=colors[kind], label=kind if row == 0 else None)
+        left += t[kind]
+    ax.text(left, row, f"  {t['total']:.1f} s", va="center")
+ax.set_yticks(range(len(variants)), list(variants))
+ax.invert_yaxis()
+ax.set_xlabel("seconds")
+ax.legend(loc="lower right")
+plt.tight_layout()
+plt.show()
+"""),
 ]
+
+CLOSING = """
+This timeline is a roofline model, not a measurement. It assumes every pass runs at a fixed fraction of the peak
+FLOP/s or bandwidth, that a whole step is bound by one of the two, that batch-1 decode has the GPU to itself, and
+that nothing else runs: no kernel launch overheads, no scheduler, no queueing behind other users, no network
+jitter, no sampling or detokenisation time. Its value is in telling which segment an optimisation can shorten and
+by roughly how much; how long your session really takes comes only from timing it on your hardware and serving
+stack. Nor does it say anything about the answer: a compacted context is faster to read, and it may have dropped
+the one detail the next step needed.
+"""
