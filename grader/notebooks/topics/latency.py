@@ -56,3 +56,13 @@ change = impl.what_if(durations, deps, {"parallel": ["search_code", "search_docs
 print(f"running the searches in parallel saves {change['saving']:.1f} s")
 """),
 ]
+
+CLOSING = """
+A critical path tells where the time of a task goes, not whether its answer is right: a faster chain that skips
+the test run finishes sooner and knows less. The graph is only as true as its durations and its edges: the
+durations here are given, not measured, a real step varies from run to run (read medians and tails over many
+runs), and an edge recorded as a habit may hide a need nobody wrote down, which only the outputs can tell. A
+saving computed by `what_if` is a prediction for one change; `attribute` credits a measured saving only when one
+setting changed between the runs, and even then it says how much faster, not why, nor that the result is as
+good as before.
+"""
