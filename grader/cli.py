@@ -14,6 +14,7 @@ from grader import interrupt
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 
 from grader import handout, hints, output, progress, topics as topic_registry  # noqa: E402
+from grader.exporters.classroom import to_classroom  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
@@ -22,8 +23,26 @@ from grader import instructor  # noqa: E402
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
                              "[60 s per topic]")
-SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path), default=Path("exercises"),
-                          show_default=True, help="the folder holding your topic modules (sampling.py, ...)")
+def _find_submission(ctx, param, value: Path | None) -> Path:
+    """The --submission given, else the folder a student means from wherever they stand in the project: the
+    working folder when it holds a topic module (inside exercises/), else `exercises/` here or in the nearest
+    folder above that has one (as rustlings and git find their project)."""
+    if value is not None:
+        return value
+    here = Path.cwd()
+    if any((here / f"{t}.py").is_file() for t in topic_registry.all_topics()):
+        return here
+    return next((d / "exercises" for d in (here, *here.parents) if (d / "exercises").is_dir()), Path("exercises"))
+
+
+SUBMISSION = click.option("--submission", "-s", type=click.Path(path_type=Path), default=None,
+                          callback=_find_submission,
+                          help="the folder holding your topic modules (sampling.py, ...) [exercises/, found here or "
+                               "above; the working folder when it holds them]")
+EXPORTS = ("json", "gradescope", "junit", "classroom")
+EXPORT = click.option("--export", "exports", multiple=True, metavar="FORMAT=PATH",
+                      help=f"also write the results in FORMAT ({', '.join(EXPORTS)}) to PATH (repeatable): one run, "
+                           f"every file")
 
 
 def _start_checking() -> None:
@@ -67,6 +86,8 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
         _fail(str(exc))
     if note:
         click.echo(note, err=True)
+    if submission.suffix == ".ipynb" and not topics:  # a notebook grades the topics its tagged cells hold
+        chosen = [t for t in chosen if (folder / f"{t}.py").is_file()]
     return chosen, folder
 
 
@@ -101,25 +122,50 @@ def list_topics(submission: Path):
 @click.option("--verbose", "-v", is_flag=True, help="also list the checks that passed")
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="also write the results JSON here")
+@click.option("--started", is_flag=True,
+              help="only the topics whose module has a function written; fail only on what is wrong, not on what "
+                   "is not started yet (a repository's checks on every push)")
+@EXPORT
 @DEADLINE
-def check(topics, submission: Path, verbose: bool, out: Path | None, deadline):
+def check(topics, submission: Path, verbose: bool, out: Path | None, started: bool, exports, deadline):
     """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed."""
+    targets = _export_targets(exports)
     _start_checking()
     from grader.exporters.terminal import summary
     from grader.grading import grade
+    from grader.stubs import started_topics
 
     chosen, folder = _resolve(topics, submission)
+    if started:
+        begun = started_topics(folder, chosen)
+        if len(begun) < len(chosen):
+            click.echo(f"not started yet (no function written): {', '.join(t for t in chosen if t not in begun)}")
+        chosen = begun
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
         interrupt.settle()
-        if out is not None:
-            _write(doc, out, "json")
+        for fmt, path in ([("json", out)] if out is not None else []) + targets:
+            _write(doc, path, fmt)
         progress.record_checks(_workspace(submission, folder), doc)
         click.echo(summary(doc, verbose))
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
-    all_passed = doc["status"] == "completed" and all(t["status"] == "passed" for t in doc["topics"])
+    done = {"passed", "not_started"} if started else {"passed"}
+    all_passed = doc["status"] == "completed" and all(c["status"] in done for t in doc["topics"]
+                                                      for c in t["checks"]) and \
+        all(t["status"] != "error" for t in doc["topics"])
     sys.exit(0 if all_passed else 1)
+
+
+def _export_targets(exports) -> list[tuple[str, Path]]:
+    """(format, path) of each --export FORMAT=PATH, or a usage error naming the one that is wrong."""
+    targets = []
+    for item in exports:
+        fmt, sep, path = item.partition("=")
+        if not sep or fmt not in EXPORTS or not path:
+            _fail(f"--export takes FORMAT=PATH with FORMAT one of {', '.join(EXPORTS)}, got {item!r}")
+        targets.append((fmt, Path(path)))
+    return targets
 
 
 @main.command("grade")
@@ -129,17 +175,22 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, deadline):
 @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=None, help="seed of the random cases [random]")
 @click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("results.json"),
               show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["json", "gradescope", "junit"]), default="json",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(EXPORTS), default="json", show_default=True)
 @click.option("--allow-skipped", is_flag=True,
               help="exit 0 even when some checks could not run here (they still score 0 and stay in the maximum)")
+@EXPORT
 @DEADLINE
-def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str, allow_skipped: bool, deadline):
+def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str, allow_skipped: bool, exports,
+              deadline):
     """Grade a submission and write the results.
 
     Exit 0 when every check ran, whatever the score; 1 when grading could not complete or some checks could
     not run here (unless --allow-skipped); 2 for bad arguments; 130 or 143 when interrupted.
     """
+    targets = _export_targets(exports)
+    if hidden and handout.is_handout():  # said before anything is written into the student's folder
+        _fail("the hidden checks are not in the student handout: `grade --hidden` runs on your instructor's side; "
+              "`grade` without --hidden grades the public checks")
     _start_checking()
     from grader.exporters.terminal import summary
     from grader.grading import bad_input_document, grade
@@ -151,16 +202,15 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
         _write(bad_input_document(message, submission, known, hidden, seed), out, fmt)
         return f"an error results file was written to {out}"
 
-    if hidden and handout.is_handout():
-        _fail(f"the hidden checks are not in the student handout: `grade --hidden` runs on your instructor's side; "
-              f"`grade` without --hidden grades the public checks ({record_bad_input('no hidden checks here')})")
     chosen, folder = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
         interrupt.settle()
-        _write(doc, out, fmt)
-        click.echo(summary(doc), err=True)
-        click.echo(f"wrote {out} ({fmt})", err=True)
+        for target_fmt, path in [(fmt, out)] + targets:
+            _write(doc, path, target_fmt)
+        to_stderr = "-" in [str(out)] + [str(path) for _, path in targets]  # the results own standard output
+        click.echo(summary(doc), err=to_stderr)
+        click.echo(f"wrote {', '.join(f'{path} ({f})' for f, path in [(fmt, out)] + targets)}", err=True)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
     if doc["status"] != "completed":
@@ -175,7 +225,8 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
 def _write(doc: dict, out: Path, fmt: str) -> None:
     """Write the results in `fmt` to `out` (`-`: standard output; a device or FIFO is written into, never replaced)."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
-            "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit}[fmt](doc)
+            "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
+            "classroom": lambda d: json.dumps(to_classroom(d), indent=2) + "\n"}[fmt](doc)
     output.write_text(text, out)
 
 
@@ -188,7 +239,9 @@ def hint(target: str, level, submission: Path):
     """Show a hint for one exercise function."""
     topic, _, function = target.partition(".")
     if topic not in topic_registry.all_topics() or not function:
-        _fail(f"expected TOPIC.FUNCTION with a topic from: {', '.join(topic_registry.all_topics())}")
+        meant = [f"{t}.{target}" for t in topic_registry.all_topics() if target in topic_registry.api(t)]
+        _fail(f"did you mean `infergrade hint {meant[0]}`? (hints are named TOPIC.FUNCTION)" if meant else
+              f"expected TOPIC.FUNCTION with a topic from: {', '.join(topic_registry.all_topics())}")
     read = progress.load(submission)["hints"].get(target, 0) if submission.is_dir() else 0
     level = level or min(int(read) + 1, 3)
     try:

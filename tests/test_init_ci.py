@@ -16,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 INFERGRADE = [sys.executable, "-m", "grader"]  # this checkout's grader
 STUDENT = "student/.github/workflows/infergrade-check.yml"
 INSTRUCTOR = "instructor/.github/workflows/infergrade-grade.yml"
-PINNED_ACTIONS = re.compile(r"^actions/(checkout|setup-python|upload-artifact)@v\d+(\.\d+){0,2}$")
+PINNED_ACTIONS = re.compile(r"^(actions/(checkout|setup-python|upload-artifact)|"
+                            r"classroom-resources/autograding-grading-reporter)@v\d+(\.\d+){0,2}$")
+SHELL_OPERATORS = {"||", "&&", ";", "|"}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,10 @@ def infergrade_commands(workflow: dict) -> list[list[str]]:
         line = re.sub(r"\$\{\{[^}]*\}\}", "1", line)
         line = re.sub(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", "1", line)
         words = shlex.split(line)
-        found += [words[i + 1:] for i, w in enumerate(words) if w == "infergrade"]
+        for i, w in enumerate(words):
+            if w == "infergrade":
+                args = words[i + 1:]
+                found.append(args[:next((j for j, a in enumerate(args) if a in SHELL_OPERATORS), len(args))])
     return found
 
 
@@ -65,7 +70,10 @@ def test_both_workflows_have_the_structure_github_expects(workflows):
                 assert ("uses" in step) != ("run" in step), step
     assert "push" in workflows[STUDENT]["on"]
     dispatch = workflows[INSTRUCTOR]["on"]["workflow_dispatch"]["inputs"]
-    assert dispatch["repository"]["required"] is True
+    assert dispatch["repositories"]["required"] is True
+    grade = workflows[INSTRUCTOR]["jobs"]["grade"]
+    assert grade["needs"] == "plan" and "fromJSON(needs.plan.outputs.repositories)" in \
+        grade["strategy"]["matrix"]["repository"]
 
 
 def test_every_version_is_pinned(workflows):
@@ -86,15 +94,61 @@ def test_every_version_is_pinned(workflows):
 
 
 def test_the_student_checks_and_the_instructor_grades_hidden_and_keeps_both_files(workflows):
-    assert ["check", "--submission", "exercises", "--out", "infergrade-check.json"] in \
-        infergrade_commands(workflows[STUDENT])
+    assert ["check", "--started", "--submission", "exercises", "--out", "infergrade-check.json", "--export",
+            "classroom=classroom.json"] in infergrade_commands(workflows[STUDENT])
     grading = infergrade_commands(workflows[INSTRUCTOR])
-    assert len(grading) == 2 and all(c[0] == "grade" and "--hidden" in c for c in grading)
-    assert [c[c.index("--seed") + 1] for c in grading] == ["1", "1"]  # the same $SEED: one grade, two formats
-    assert any("--format" in c and c[c.index("--format") + 1] == "junit" for c in grading)
+    assert len(grading) == 1 and grading[0][0] == "grade" and "--hidden" in grading[0]  # one run, both files
+    assert grading[0][grading[0].index("--export") + 1] == "junit=results/junit.xml"
     upload = [s for s in steps(workflows[INSTRUCTOR]) if s.get("uses", "").startswith("actions/upload-artifact")]
     assert len(upload) == 1 and upload[0]["if"] == "always()"
     assert set(upload[0]["with"]["path"].split()) == {"results/results.json", "results/junit.xml"}
+
+
+def test_pip_downloads_are_cached(workflows):
+    for workflow in workflows.values():
+        setup = [s for s in steps(workflow) if s.get("uses", "").startswith("actions/setup-python")]
+        assert setup and all(s["with"]["cache"] == "pip" for s in setup)
+
+
+def test_the_student_workflow_reports_points_to_classroom_and_fails_only_on_what_is_wrong(workflows, tmp_path):
+    """The check step's commands run in order, as Actions runs them: a handout with one topic written and the
+    rest stubs passes and reports that topic's points; the same with a wrong answer fails and reports fewer."""
+    import base64
+    import json
+    import os
+    import shutil
+
+    workflow = workflows[STUDENT]
+    job = workflow["jobs"]["run-autograding-tests"]
+    assert job["name"] == "Autograding Tests" and workflow["permissions"]["checks"] == "write"
+    step = next(s for s in job["steps"] if s.get("id") == "infergrade")
+    reporter = next(s for s in job["steps"] if "autograding-grading-reporter" in s.get("uses", ""))
+    assert reporter["if"] == "always()" and reporter["with"]["runners"] == "infergrade"
+    assert reporter["env"] == {"INFERGRADE_RESULTS": "${{ steps.infergrade.outputs.result }}"}
+
+    def run_step(name: str, kv_cache_source: str) -> tuple[int, dict]:
+        repo = tmp_path / name / "repo"
+        shutil.copytree(ROOT / "exercises", repo / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+        (repo / "exercises" / "kv_cache.py").write_text(kv_cache_source)
+        for folder in (repo, repo / "exercises"):
+            folder.chmod(0o755)
+        outputs = tmp_path / name / "github_output"
+        env = {**os.environ, "GITHUB_OUTPUT": str(outputs),
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=600)
+        (line,) = [x for x in outputs.read_text().splitlines() if x.startswith("result=")]
+        return done.returncode, json.loads(base64.b64decode(line.removeprefix("result=")))
+
+    solution = (ROOT / "solutions" / "kv_cache.py").read_text()
+    code, payload = run_step("right", solution)
+    assert code == 0 and payload["status"] == "pass" and payload["max_score"] > 0
+    assert sum(t["score"] for t in payload["tests"]) == payload["max_score"]
+    assert {t["name"].split(".")[0] for t in payload["tests"]} == {"kv_cache"}  # no stubbed topic was run
+    code, payload = run_step("wrong", solution + (ROOT / "tests" / "mutants" / "kv_cache" / "uses_query_heads.py")
+                             .read_text())
+    assert code == 1 and payload["status"] == "fail"
+    assert 0 < sum(t["score"] for t in payload["tests"]) < payload["max_score"]
 
 
 def test_every_infergrade_command_is_a_real_subcommand_with_real_options(workflows):
