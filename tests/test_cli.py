@@ -215,3 +215,57 @@ def test_junit_totals_no_empty_misconception_and_stubs_as_failures(tmp_path):
     assert all(p.get("value") not in ("None", "") for p in root.iter("property"))
     assert not [p for p in root.iter("property") if p.get("name") == "misconception"]
     assert all("not implemented" in case.find("failure").get("message") for case in cases)
+
+
+def test_a_bare_function_name_suggests_its_hint():
+    code, output = run("hint", "top_p_filter")
+    assert code == 2 and "infergrade hint sampling.top_p_filter" in output
+
+
+def test_the_submission_is_found_from_anywhere_in_the_project(tmp_path, monkeypatch):
+    """Like rustlings: inside exercises/ the working folder is the submission; below the project, exercises/
+    is found above."""
+    import subprocess
+    import sys
+
+    from grader.cli import _find_submission
+
+    project = tmp_path / "project"
+    (project / "exercises").mkdir(parents=True)
+    (project / "notes" / "deep").mkdir(parents=True)
+    (project / "exercises" / "kv_cache.py").write_text(KV)
+    for folder in (project, project / "exercises"):
+        folder.chmod(0o755)
+    monkeypatch.chdir(project / "notes" / "deep")
+    assert _find_submission(None, None, None) == project / "exercises"
+    assert _find_submission(None, None, Path("mine")) == Path("mine")
+    done = subprocess.run([sys.executable, "-m", "grader", "check", "kv_cache"], cwd=project / "exercises",
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (project / "exercises" / ".infergrade-progress.json").is_file()
+
+
+def test_a_refused_hidden_grade_in_the_handout_writes_nothing(tmp_path, monkeypatch):
+    from grader import handout
+
+    monkeypatch.setattr(handout, "is_handout", lambda: True)
+    folder = submission(tmp_path, KV)
+    out = folder / "results.json"
+    code, output = run("grade", "--hidden", "--submission", folder, "--out", out)
+    assert code == 2 and "hidden checks are not in the student handout" in output and not out.exists()
+
+
+def test_a_notebook_grades_the_topic_it_holds(tmp_path):
+    import subprocess
+    import sys
+
+    from grader.notebooks.build import write
+
+    notebook = write("kv_cache", tmp_path)
+    tmp_path.chmod(0o755)
+    out = tmp_path / "results.json"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission", notebook, "--out", out],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [t["id"] for t in json.loads(out.read_text())["topics"]] == ["kv_cache"]
+    assert "score" in done.stdout  # the report goes to standard output, as check's does
