@@ -171,6 +171,33 @@ def test_too_many_members_are_refused_while_reading(tmp_path):
     assert len(list(into.iterdir())) == 5                          # stopped at the sixth, as it was read
 
 
+def deep_zip(path: Path, members: int, depth: int) -> None:
+    """A zip of `members` empty folders, each `depth` folders deep: a few hundred bytes of name per member."""
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(members):
+            z.writestr(f"d{i}/" + "a/" * depth, b"")
+
+
+def test_every_folder_a_deep_name_makes_is_charged_as_a_member(tmp_path):
+    upload = tmp_path / "deep.zip"
+    deep_zip(upload, members=3, depth=200)   # 3 members, 603 folders: unbudgeted, 2000 such made 1.8M folders
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(unpack.BadArchive, match="more than 50 files and folders"):
+        unpack.unpack(upload, into, unpack.Budget(max_members=50))
+    made = sum(len(dirs) for _, dirs, _ in os.walk(into))
+    assert made <= 50
+
+
+def test_the_deadline_holds_for_a_zip_of_empty_members(tmp_path):
+    upload = tmp_path / "empty.zip"
+    deep_zip(upload, members=20, depth=1)    # nothing to inflate: no byte is ever charged
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(unpack.BadArchive, match="longer than"):
+        unpack.unpack(upload, into, unpack.Budget(deadline_s=0.0))
+
+
 def infergrade(*args, cwd: Path, **kwargs):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, env=env,
