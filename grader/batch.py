@@ -111,16 +111,16 @@ _busy, _stopping = [False], [False]  # in a worker: grading a submission now; as
 
 
 def start_worker() -> None:
-    """A worker's start: it dies with the grader, leaves Ctrl-C to it, stops on its SIGTERM, and forks its
-    zygote before it computes anything (an OpenMP pool must not exist when the zygote forks)."""
+    """A worker's start: it dies with the grader, leaves Ctrl-C to it, stops on its SIGTERM, and starts its
+    zygote (a fresh interpreter) before importing torch itself."""
     namespaces.die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
+    from grader.sandbox.zygote import shared
+
+    shared()  # its interpreter imports torch while this one does
     import torch
 
-    from grader.engine.runner import zygote
-
-    zygote()
     torch.set_num_threads(1)
 
 

@@ -46,13 +46,13 @@ EXPORT = click.option("--export", "exports", multiple=True, metavar="FORMAT=PATH
 
 
 def _start_checking() -> None:
-    """First of all in a command that runs checks: import torch and fork the warm zygote before this process
-    computes anything (the zygote must not inherit an OpenMP pool); other commands import nothing heavy."""
+    """First of all in a command that runs checks: start the zygote (a fresh interpreter that imports torch
+    meanwhile), then import torch here; other commands import nothing heavy."""
+    from grader.sandbox.zygote import shared
+
+    shared()
     import torch
 
-    from grader.engine.runner import zygote
-
-    zygote()
     torch.set_num_threads(1)  # the grader's own tensors are small: no OpenMP pool spinning beside the children
 
 

@@ -1,7 +1,6 @@
 """Run the checks of some topics against one submission: pytest in-process, children from one warm zygote."""
 from __future__ import annotations
 
-import atexit
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,20 +13,18 @@ from grader.engine.plugin import CheckResult, ScorePlugin
 from grader.interrupt import Interrupted
 from grader.sandbox import remote
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.zygote import Zygote, shared
 
-_zygote: list[Zygote] = []
+_swept: list[bool] = []
 
 
 def zygote() -> Zygote:
-    """The process's zygote, started on first use (the CLI starts it before computing anything)."""
-    if _zygote and not _zygote[0].alive():
-        _zygote.clear()
-    if not _zygote:
+    """The process's zygote (the CLI starts it before importing torch); the first call also removes the child
+    folders that killed runs left behind."""
+    if not _swept:
         remote.remove_stale_folders()
-        _zygote.append(Zygote())
-        atexit.register(_zygote[0].close)
-    return _zygote[0]
+        _swept.append(True)
+    return shared()
 
 
 def load_hypothesis_profile() -> None:
@@ -76,7 +73,10 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
     A check module that fails to load gives an error result. Checks run with plain asserts: a failure message
     never holds pytest's rendering of grader objects.
     """
-    files = [f for t in topics for f in topic_registry.check_files(t, hidden)]
+    # every topic's public checks before any hidden one: a child could leave bits of a hidden case in what
+    # outlives it (the page cache of shared read-only files), and no later check's message may be public
+    files = sorted((f for t in topics for f in topic_registry.check_files(t, hidden)),
+                   key=lambda f: f.name == "test_hidden.py")
     if not files:
         return Run([])
     deadline_s = remote.DEADLINE_PER_TOPIC * len(topics) if deadline_s is None else deadline_s

@@ -8,11 +8,11 @@ import json
 import os
 import sys
 
-from grader.engine.runner import zygote
+from grader.sandbox.zygote import shared
 
 PROTOCOL = os.fdopen(os.dup(1), "w")  # the replies; anything else printed goes to stderr
 os.dup2(2, 1)
-zygote()  # fork the warm zygote before this process computes anything
+shared()  # the warm zygote's interpreter imports torch while this one does
 
 import torch  # noqa: E402
 from pathlib import Path  # noqa: E402

@@ -315,9 +315,11 @@ def remove_stale_folders() -> int:
 class ChildPool:
     """Keeps one child started ahead, so that a check's child is imported while the previous check runs.
 
-    It also holds the run's deadline, shared out between the `topics` graded: each topic's share starts at its first
-    check (`enter_topic`), and past it no submission code of that topic runs and every later call is a timeout,
-    while the next topic still gets its whole share (a topic that hangs cannot take its neighbours' time).
+    It also holds the run's deadline, shared out between the `topics` graded: each topic's share is the time spent
+    in its checks (`enter_topic` says which topic the next check is of; the public checks of every topic run before
+    any hidden one, so a topic is entered twice), and past it no submission code of that topic runs and every later
+    call is a timeout, while the next topic still gets its whole share (a topic that hangs cannot take its
+    neighbours' time).
     """
 
     def __init__(self, zygote: Zygote, deadline_s: float | None = None, topics: int = 1):
@@ -328,15 +330,20 @@ class ChildPool:
         self.deadline_s = deadline_s
         self.share_s = None if deadline_s is None else deadline_s / topics
         self.deadline_at = None if deadline_s is None else time.monotonic() + self.share_s
-        self.share_ends: dict[str, float] = {}  # topic -> when its share of the run's deadline ends
+        self.used: dict[str, float] = {}  # topic -> seconds of its share spent before the topic last changed
         self.topic: str | None = None
+        self.entered = time.monotonic()  # when the current topic's checks began
         self.deadline_passed = False
 
     def enter_topic(self, topic: str) -> None:
-        """Later calls count against `topic`'s share of the run's deadline, which starts at its first check."""
-        if self.share_s is not None:
-            self.deadline_at = self.share_ends.setdefault(topic, time.monotonic() + self.share_s)
-        self.topic = topic
+        """Later calls count against `topic`'s share of the run's deadline (the time spent in its checks)."""
+        now = time.monotonic()
+        if topic != self.topic:
+            if self.topic is not None:
+                self.used[self.topic] = self.used.get(self.topic, 0.0) + now - self.entered
+            self.topic, self.entered = topic, now
+            if self.share_s is not None:
+                self.deadline_at = now + self.share_s - self.used.get(topic, 0.0)
 
     def deadline_text(self) -> str:
         """`the run's deadline of 60 s`, or `sampling's share (30 s) of the run's deadline of 60 s`."""

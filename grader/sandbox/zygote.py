@@ -12,6 +12,7 @@ reports how they ended.
 """
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 import grader
-from grader.sandbox import child, environment, namespaces, walls
+from grader.sandbox import environment, namespaces, walls
 
 # run by the fresh interpreter: argv[1] is its end of the socket, argv[2] the grader's sys.path (in JSON)
 BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[2]); "
@@ -34,6 +35,27 @@ BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[2]); "
 # what of the grader's environment the zygote keeps: what the dynamic loader, torch, CUDA and Triton read
 ENVIRONMENT = ("PATH", "HOME", "LANG", "TZ", "LD_LIBRARY_PATH")
 ENVIRONMENT_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TORCH_", "TRITON_", "OMP_", "MKL_", "OPENBLAS_")
+
+
+def _wire():
+    """child.py (the framing of every message, and what a child runs): imported on first use, since it imports
+    torch, so that starting the zygote costs the grader nothing while its own `import torch` runs beside it."""
+    from grader.sandbox import child
+
+    return child
+
+
+_shared: list[Zygote] = []
+
+
+def shared() -> Zygote:
+    """The process's zygote, started on first use and again if it died; ended when the process exits."""
+    if _shared and not _shared[0].alive():
+        _shared.clear()
+    if not _shared:
+        _shared.append(Zygote())
+        atexit.register(_shared[0].close)
+    return _shared[0]
 
 
 class ZygoteGone(RuntimeError):
@@ -55,12 +77,13 @@ class Zygote:
             stdin=subprocess.DEVNULL, env=zygote_environment(os.environ), start_new_session=True)
         theirs.close()
         self.pid, self.sock = self.process.pid, ours
-        child.send(ours, pickle.dumps({"namespaces": namespaces, "prelude": prelude, "parent": os.getpid()}))
+        hello = pickle.dumps({"namespaces": namespaces, "prelude": prelude, "parent": os.getpid()})
+        ours.sendall(struct.pack("<Q", len(hello)) + hello)  # child.send's framing, without importing child.py
 
     def spawn(self, config: dict) -> tuple[int, socket.socket]:
         """Fork a child that serves `config`; returns its pid (its process group) and the grader's socket."""
         try:
-            child.send(self.sock, pickle.dumps(("spawn", config)))
+            _wire().send(self.sock, pickle.dumps(("spawn", config)))
             msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
             (pid,) = struct.unpack("<q", msg)
         except (OSError, struct.error) as exc:
@@ -73,8 +96,8 @@ class Zygote:
         `grace` seconds are given to a child that is already ending, so that its own status is reported.
         """
         try:
-            child.send(self.sock, pickle.dumps(("reap", (pid, grace))))
-            status, ended = struct.unpack("<qq", child.recv(self.sock))
+            _wire().send(self.sock, pickle.dumps(("reap", (pid, grace))))
+            status, ended = struct.unpack("<qq", _wire().recv(self.sock))
         except (OSError, struct.error, TypeError) as exc:
             raise ZygoteGone(f"the sandbox's zygote process is gone ({exc})") from None
         return status if ended else None
@@ -82,7 +105,7 @@ class Zygote:
     def discard(self, pid: int) -> None:
         """Kill the child's process group; the zygote collects it later."""
         try:
-            child.send(self.sock, pickle.dumps(("discard", (pid, 0.0))))
+            _wire().send(self.sock, pickle.dumps(("discard", (pid, 0.0))))
         except OSError:
             pass  # a zygote that is gone took its children with it
 
@@ -107,7 +130,7 @@ def main(fd: int) -> None:
     namespaces.die_with_parent()
     sys.argv, sys.orig_argv = [environment.NAME.decode()], [environment.NAME.decode()]
     sock = socket.socket(fileno=fd)
-    frame = child.recv(sock)
+    frame = _wire().recv(sock)
     settings = pickle.loads(frame) if frame is not None else {"parent": None}
     if os.getppid() != settings["parent"]:  # the grader ended before the death signal was asked for
         os._exit(0)
@@ -132,7 +155,7 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
     spawned: set[int] = set()  # not yet reaped: each holds its pid (and its process group's id)
     discarded: set[int] = set()  # of those, the ones whose status nobody will ask for
     while True:
-        frame = child.recv(sock)
+        frame = _wire().recv(sock)
         if frame is None:
             _end_all(spawned)
             return
@@ -161,7 +184,7 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
             _kill_group(pid)  # the unreaped leader still holds the group's id: only its own group is hit
             status = os.waitpid(pid, 0)[1]
             spawned.remove(pid)
-            child.send(sock, struct.pack("<qq", status, ended))
+            _wire().send(sock, struct.pack("<qq", status, ended))
 
 
 def _has_ended(pid: int) -> bool:
@@ -238,7 +261,7 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None
         watch = os.open(os.path.join(config["tmpdir"], "watch"), os.O_RDWR | os.O_NOFOLLOW)
         environment.scrub(config["tmpdir"], config.get("env", {}))
         report = walls.enter(sock, output, watch, config, use_namespaces)
-        child.serve(sock, output, config, report)
+        _wire().serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70
     finally:
