@@ -139,7 +139,7 @@ NAN, INF = float("nan"), float("inf")
 @pytest.mark.parametrize("actual,expected,close", [
     (1.0 + 1e-7, 1.0, True), (1.1, 1.0, False), (NAN, 1.0, False), (INF, 1.0, False), (-INF, 1.0, False),
     (INF, INF, True), (-INF, INF, False), (1e308, INF, False), (NAN, NAN, True), (1.0, NAN, False),
-    (10**39, 1e39, True), (True, 1.0, False), ("1.0", 1.0, False)])
+    (10**39, 1e39, True), (True, 1.0, False), ("1.0", 1.0, False), (10**400, 5, False), (-10**400, -INF, True)])
 def test_within_fails_for_nan_and_inf_unless_expected(actual, expected, close):
     from grader.engine import within
     assert within(actual, expected, atol=1e-6) is close

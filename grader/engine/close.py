@@ -2,6 +2,8 @@
 numbers goes through `within` or `outside` (a bare `(a - e).abs() > tol` is False for NaN, and so passes it)."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 
@@ -34,5 +36,11 @@ def is_numeric(x) -> bool:
 
 
 def as_float64(x) -> torch.Tensor:
-    """A number (an int of any size: through float) or a tensor, as float64."""
-    return x.to(torch.float64) if isinstance(x, torch.Tensor) else torch.tensor(float(x), dtype=torch.float64)
+    """A number (an int too large for a float is an infinity: it is never close to a finite value) or a tensor, as
+    float64."""
+    if isinstance(x, torch.Tensor):
+        return x.to(torch.float64)
+    try:
+        return torch.tensor(float(x), dtype=torch.float64)
+    except OverflowError:
+        return torch.tensor(math.inf if x > 0 else -math.inf, dtype=torch.float64)
