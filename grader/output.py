@@ -3,15 +3,21 @@
 A regular file (or a path that does not exist yet) is written to a temporary file beside it and renamed into
 place, so that a reader never sees half a document. Anything else, a character device such as /dev/null or a
 FIFO, is opened for writing and written into: renaming over it would replace the device node with a file (as
-root, `--out /dev/null` would destroy the machine's /dev/null). `-` is the standard output.
+root, `--out /dev/null` would destroy the machine's /dev/null). A FIFO is waited for a reader FIFO_WAIT_S at
+most: the run's SIGTERM and Ctrl-C are only recorded by then, so an open that waits for ever could not be ended.
+`-` is the standard output.
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 import sys
+import time
 from pathlib import Path
+
+FIFO_WAIT_S = 10.0
 
 
 def write_text(text: str, out: Path) -> None:
@@ -32,8 +38,27 @@ def write_text(text: str, out: Path) -> None:
 
 def _write_into(text: str, out: Path) -> None:
     """Write into what `out` names without creating, truncating or replacing it (a device, a FIFO)."""
-    with open(os.open(out, os.O_WRONLY | os.O_NOCTTY), "w", encoding="utf-8") as f:
+    with open(_open_once_read(out), "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def _open_once_read(out: Path) -> int:
+    """A blocking write descriptor of `out`; for a FIFO, once some process has it open for reading (ENXIO until
+    then), or OSError after FIFO_WAIT_S."""
+    deadline = time.monotonic() + FIFO_WAIT_S
+    while True:
+        try:
+            fd = os.open(out, os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() > deadline:
+                raise OSError(errno.ENXIO, f"no process opened it to read the results within {FIFO_WAIT_S:g} s "
+                                           f"(start the reader first)", str(out)) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 def _replace_whole(text: str, out: Path) -> None:

@@ -88,3 +88,16 @@ def test_a_batch_result_named_by_a_device_leaves_it_a_device(tmp_path):
     node = null_device(tmp_path / "alice.json")
     batch.write_results({"score": 1}, node)
     assert is_null_device(node) and os.listdir(tmp_path) == ["alice.json"]
+
+
+def test_a_fifo_that_nobody_reads_is_an_error_within_seconds_not_a_hang(tmp_path):
+    """Opening a FIFO for writing waits for a reader; after the run the grader records SIGTERM and Ctrl-C rather
+    than stopping, so a FIFO that nobody opens held `check --out FIFO` forever, past SIGTERM."""
+    fifo = tmp_path / "results.fifo"
+    os.mkfifo(fifo)
+    write = "import sys; from pathlib import Path; from grader import output; output.write_text('{}', Path(sys.argv[1]))"
+    done = subprocess.run([sys.executable, "-c", write, str(fifo)], cwd=tmp_path, env=ENV, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode != 0
+    assert "results.fifo" in done.stderr and "read" in done.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
