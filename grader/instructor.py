@@ -166,6 +166,8 @@ def init_ci(out: Path, force: bool):
     """Write GitHub Actions workflows for GitHub Classroom: `check` on each student push, hidden grading for you."""
     from grader import ci
 
+    if handout.is_handout():  # the instructor's workflow grades with the reference, which the handout leaves out
+        raise click.UsageError(handout.refusal("init-ci"))
     try:
         written = ci.write_workflows(out, overwrite=force)
     except (FileExistsError, LookupError) as exc:

@@ -174,3 +174,13 @@ def test_the_pins_cover_what_the_direct_dependencies_need_in_turn():
               for text in metadata.requires(direct) or [] if Requirement(text).marker is None}
     assert needed and needed <= set(versions), needed - set(versions)
     assert all(metadata.version(name).split("+")[0] == version for name, version in versions.items())
+
+
+def test_init_ci_is_an_instructor_command(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from grader import handout
+
+    monkeypatch.setattr(handout, "is_handout", lambda: True)
+    result = CliRunner().invoke(main, ["init-ci", "--out", str(tmp_path / "ci")])
+    assert result.exit_code == 2 and "instructor command" in result.output and not (tmp_path / "ci").exists()
