@@ -20,6 +20,7 @@ MAX_TREE_BYTES = 8 * 2**20  # the JSON part (tensors travel as raw buffers): par
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 40  # far past any count or size an exercise returns; a longer one cannot meet a float comparison
 MAX_DIMS = 16
+MAX_SAME_HASH = 8  # keys of one dict with one hash: ints k * (2**61 - 1) all hash to 0, and n of them cost n**2 / 2
 
 TENSOR_DTYPES = {
     str(d).removeprefix("torch."): d
@@ -164,15 +165,19 @@ def _build(node, blobs, depth):
         items = [_build(e, blobs, depth + 1) for e in args[0]]
         return tuple(items) if tag == "t" else items
     if tag == "d" and len(args) == 1 and isinstance(args[0], list):
-        out = {}
+        out, hashes = {}, {}
         for pair in args[0]:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise DecodeError("malformed dict")
             key = _build(pair[0], blobs, depth + 1)
             try:
-                out[key] = _build(pair[1], blobs, depth + 1)
+                h = hash(key)
             except TypeError:
                 raise DecodeError("unhashable dict key") from None
+            hashes[h] = hashes.get(h, 0) + 1  # distinct hashes: a hash of an int hash is itself, no collision here
+            if hashes[h] > MAX_SAME_HASH:
+                raise DecodeError(f"a dict with more than {MAX_SAME_HASH} keys of one hash (quadratic to build)")
+            out[key] = _build(pair[1], blobs, depth + 1)
         return out
     if tag == "T" and len(args) == 3:
         return _tensor(*args, blobs)

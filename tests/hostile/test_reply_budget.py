@@ -5,9 +5,11 @@ Before the budget, speculative_generate returning a 48 Mi-element int8 tensor to
 """
 import json
 import re
+import struct
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from grader.sandbox import codec
@@ -53,3 +55,22 @@ def test_oversized_replies_are_refused_before_they_are_read(tmp_path):
                                                            rf".*the {REPLY_BYTES} bytes", c["message"])]
         assert refused, f"no check refused the {size}-byte reply of {function}"
         assert all(c["status"] == "failed" and c["score"] == 0 and not c["internal_error"] for c in refused)
+
+
+def colliding_keys_frame(n: int) -> bytes:
+    """A reply whose dict has `n` int keys of one hash (multiples of 2**61 - 1 all hash to 0): built as a Python
+    dict it costs n**2 / 2 comparisons; the frame stays under the reply budget."""
+    tree = ["d", [[["i", str(i * (2**61 - 1))], ["v", None]] for i in range(1, n + 1)]]
+    raw = json.dumps(tree, separators=(",", ":")).encode()
+    return struct.pack("<I", len(raw)) + raw + struct.pack("<I", 0)
+
+
+def test_a_dict_of_colliding_keys_is_refused_not_built():
+    """Decoding runs in the grader, outside every call's timeout: 10,000 such keys took 2.4 s, the 45,000 a 2 MiB
+    reply holds about a minute per frame."""
+    frame = colliding_keys_frame(45_000)
+    assert len(frame) <= REPLY_BYTES
+    with pytest.raises(codec.DecodeError):
+        codec.decode(frame)
+    few = codec.decode(colliding_keys_frame(3))  # a few keys of one hash are a dict (hash(-1) == hash(-2))
+    assert sorted(few) == [i * (2**61 - 1) for i in (1, 2, 3)]
