@@ -22,10 +22,18 @@ def outside(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> torch.Ten
 
 def within(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> bool:
     """Whether every element of `actual` is within tolerance of `expected` (see `outside`); never for a value that
-    is not a number (a bool, a string, None)."""
+    is not a number (a bool, a string, None), nor where `actual` would be broadcast up or is empty and `expected`
+    not (only `expected` is broadcast: a scalar reply never matches a whole tensor)."""
     if not all(is_numeric(x) for x in (actual, expected)):
         return False
-    return not bool(outside(actual, expected, atol, rtol).any())
+    a, e = as_float64(actual), as_float64(expected)
+    try:
+        shape = torch.broadcast_shapes(a.shape, e.shape)
+    except RuntimeError:
+        return False
+    if shape != a.shape or (a.numel() == 0) != (e.numel() == 0):  # [0, *S] against [*S] compares nothing
+        return False
+    return not bool(outside(a, e, atol, rtol).any())
 
 
 def is_numeric(x) -> bool:
