@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
+from grader import batch, output
 from grader.results import problems
 from grader.selftest import SOLUTIONS_DIR
 
@@ -95,9 +95,35 @@ def test_a_fifo_that_nobody_reads_is_an_error_within_seconds_not_a_hang(tmp_path
     than stopping, so a FIFO that nobody opens held `check --out FIFO` forever, past SIGTERM."""
     fifo = tmp_path / "results.fifo"
     os.mkfifo(fifo)
-    write = "import sys; from pathlib import Path; from grader import output; output.write_text('{}', Path(sys.argv[1]))"
+    write = ("import sys; from pathlib import Path; from grader import output; "
+             "output.write_text('{}', Path(sys.argv[1]))")
     done = subprocess.run([sys.executable, "-c", write, str(fifo)], cwd=tmp_path, env=ENV, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode != 0
     assert "results.fifo" in done.stderr and "read" in done.stderr
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_link_to_a_regular_file_is_written_through_never_replaced(tmp_path):
+    """`--out /dev/stdout` with the output redirected to a file: the link's target is regular, and the results
+    were renamed over the link, in /dev (as root, the machine lost /dev/stdout; otherwise the write failed)."""
+    dev, log = tmp_path / "dev", tmp_path / "log"
+    dev.mkdir()
+    log.write_text("old, longer than the results\n")
+    (dev / "stdout").symlink_to(log)
+    output.write_text("{}\n", dev / "stdout")
+    assert (dev / "stdout").is_symlink() and os.listdir(dev) == ["stdout"]
+    assert log.read_text() == "{}\n"
+
+
+def test_a_block_device_is_refused(tmp_path):
+    """A block device (a disk) is never a results file, also through a link (one left in /tmp by someone else)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    node = tmp_path / "disk"
+    os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 255))  # a loop device number: nothing is written to it
+    (tmp_path / "results.json").symlink_to(node)
+    for target in (node, tmp_path / "results.json"):
+        with pytest.raises(OSError, match="disk"):
+            output.write_text("{}\n", target)
+    assert stat.S_ISBLK(os.lstat(node).st_mode)
