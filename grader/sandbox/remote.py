@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import pickle
 import resource
+import secrets
 import shutil
 import signal
 import socket
@@ -32,6 +34,8 @@ OUTPUT_BYTES = 1 * 2**20
 # reply of a correct submission (serving's simulated records, 170 kB); a check that needs more raises it
 # (sub.set_reply_budget). Without it a 48 MiB reply cost the grader gigabytes once a check converted it.
 REPLY_BYTES = 2 * 2**20
+# the key of the global seeds children get (`Submission.restart`): this grader process's, never in a child's memory
+GLOBAL_SEED_KEY = secrets.token_bytes(16)
 SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
 
 
@@ -462,6 +466,12 @@ class Remote:
         return f"<remote {self._handle.type_name}>"
 
 
+def keyed_seed(seed: int) -> int:
+    """A 32-bit seed (numpy's limit) that differs where `seed` does and says nothing of it without the key."""
+    digest = hashlib.blake2b(str(seed).encode(), key=GLOBAL_SEED_KEY, digest_size=4).digest()
+    return int.from_bytes(digest, "little")
+
+
 class Submission:
     """The `sub` fixture: one topic module of the submission, served by a fresh child per check."""
 
@@ -499,7 +509,13 @@ class Submission:
         return offered
 
     def restart(self, **config) -> None:
-        """Later calls go to a fresh child whose config has `config` changed (`global_seed=...`, say)."""
+        """Later calls go to a fresh child whose config has `config` changed (`global_seed=...`, say).
+
+        A global seed reaches the child keyed (`keyed_seed`): checks pass one made from their own seed (`seed +
+        1`), which `torch.initial_seed()` showed, and from which a small --seed could be found by trying them all.
+        """
+        if "global_seed" in config:
+            config["global_seed"] = keyed_seed(config["global_seed"])
         self.close()
         self._child, self._failure = None, None
         self._config = {**self._config, **config}

@@ -173,3 +173,26 @@ def test_grade_batch_shows_a_submission_no_grading_parameter(tmp_path):
     assert (out / "student.json").exists(), done.stderr.decode()[-2000:]
     assert findings((out / "student.json").read_text()) == []
     assert json.loads((out / "model.json").read_text())["score"] > 0  # the batch graded the others as usual
+
+
+def test_a_restarted_child_cannot_read_its_checks_seed_from_the_global_generators(tmp_path):
+    """Hidden checks restart the child with `global_seed=seed + 1` (seed: the check's, a hash of the run's --seed
+    and the check id): `torch.initial_seed()` showed it, and a small --seed (a CI run number) is found from it by
+    trying them all. The child gets seeds that differ as the checks' do, and that say nothing of them."""
+    from grader.engine.runner import sandbox_config, zygote
+    from grader.sandbox.remote import ChildPool, Submission
+
+    (tmp_path / "demo.py").write_text("import torch\n\ndef seed():\n    return torch.initial_seed()\n")
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+    sub = Submission(pool, config)
+    try:
+        seen = []
+        for given in (12346, 12347):
+            sub.restart(global_seed=given)
+            seen.append(sub.seed())
+    finally:
+        sub.close()
+        pool.close()
+    assert not {12346, 12347} & set(seen)
+    assert seen[0] != seen[1]
