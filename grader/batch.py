@@ -283,8 +283,13 @@ def write_csv(out: Path, topics: list[str], docs: dict[str, dict | None], max_sc
         writer = csv.writer(f)
         writer.writerow(["student", *topics, "total", "max", "status", "reason", "seed"])
         for name in sorted(docs):
-            writer.writerow([name, *_row(docs[name], topics, max_scores)])
+            writer.writerow([_cell(name), *_row(docs[name], topics, max_scores)])
     return path
+
+
+def _cell(text: str) -> str:
+    """Text a spreadsheet shows as text: a name an upload chose that starts like a formula gets a leading '."""
+    return f"'{text}" if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text
 
 
 def _row(doc: dict | None, topics: list[str], max_scores: dict[str, float]) -> list[str]:
@@ -297,7 +302,7 @@ def _row(doc: dict | None, topics: list[str], max_scores: dict[str, float]) -> l
     graded = all(t["checks"] for t in doc["topics"]) and {t["id"] for t in doc["topics"]} == set(topics)
     maximum = _number(doc["max_score"]) if graded else class_max
     return [*(_number(scores.get(t, 0)) for t in topics), _number(doc["score"]), maximum, doc["status"],
-            doc["error"] or doc["incomplete"] or "", str(doc["seed"])]
+            _cell(doc["error"] or doc["incomplete"] or ""), str(doc["seed"])]
 
 
 def _number(x: float) -> str:

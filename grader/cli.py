@@ -227,7 +227,10 @@ def _write(doc: dict, out: Path, fmt: str) -> None:
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
             "classroom": lambda d: json.dumps(to_classroom(d), indent=2) + "\n"}[fmt](doc)
-    output.write_text(text, out)
+    try:
+        output.write_text(text, out)
+    except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly
+        _fail(f"could not write the results to {out}: {exc.strerror or exc}")
 
 
 @main.command()

@@ -229,3 +229,9 @@ def test_the_report_renders_in_a_browser(graded, tmp_path):
     pixels = matplotlib.image.imread(shot)                                # [H, W, channels]
     assert pixels.shape[0] == 1600 and len({tuple(p) for p in pixels.reshape(-1, pixels.shape[-1])[::97]}) > 20
     print(f"report screenshot: {shot}")
+
+
+def test_a_name_that_starts_like_a_formula_is_text_in_grades_csv():
+    from grader.batch import _cell
+
+    assert [_cell(n) for n in ("=HYPERLINK(1)", "+1", "@x", "ada")] == ["'=HYPERLINK(1)", "'+1", "'@x", "ada"]

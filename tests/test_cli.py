@@ -269,3 +269,15 @@ def test_a_notebook_grades_the_topic_it_holds(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert [t["id"] for t in json.loads(out.read_text())["topics"]] == ["kv_cache"]
     assert "score" in done.stdout  # the report goes to standard output, as check's does
+
+
+def test_results_that_cannot_be_written_are_a_plain_error(tmp_path):
+    import click
+
+    from grader.cli import _write
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(click.UsageError) as caught:
+        _write({"topics": []}, blocker / "results.json", "json")
+    assert str(blocker / "results.json") in caught.value.message
