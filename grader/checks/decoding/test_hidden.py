@@ -33,7 +33,7 @@ def test_greedy_random_models(sub, seed):
         expect_decoded(result, expected, "greedy_decode on a random n-gram model", stop)
 
 
-@check("min_new_tokens_random", points=3, hint="greedy_decode",
+@check("min_new_tokens_random", points=4, hint="greedy_decode",
        title="greedy_decode and sample_decode with random min_new_tokens on random models whose eos comes early")
 def test_min_new_tokens_random(sub, seed):
     r, ref = random.Random(seed), reference("decoding")
@@ -80,7 +80,7 @@ def test_greedy_bad_arguments(sub, seed):
                      sub.greedy_decode, model, [1], n, None, (), least)
 
 
-@check("sample_random_one_hot", points=3, hint="sample_decode",
+@check("sample_random_one_hot", points=5, hint="sample_decode",
        title="sample_decode on random one-hot models with random filters, eos ids and stop sequences")
 def test_sample_random_one_hot(sub, seed):
     r, ref = random.Random(seed), reference("decoding")

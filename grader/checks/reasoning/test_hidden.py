@@ -21,7 +21,7 @@ def reference_ledger(calls: list):
     return ledger
 
 
-@check("random_ledger_totals", points=5, hint="UsageLedger",
+@check("random_ledger_totals", points=7, hint="UsageLedger",
        title="UsageLedger totals of random calls of the four providers, details present, absent or null")
 def test_random_ledger_totals(sub, seed):
     r = random.Random(seed)
@@ -72,7 +72,7 @@ def test_random_rejected_records(sub, seed):
                           gemini_thoughts(recorded))
 
 
-@check("random_paired_comparisons", points=6, hint="compare_variants",
+@check("random_paired_comparisons", points=8, hint="compare_variants",
        title="compare_variants on random paired results: exact McNemar p-value, accuracies, tokens, the kept variant")
 def test_random_paired_comparisons(sub, seed):
     r = random.Random(seed)
