@@ -136,16 +136,20 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
     from grader.stubs import started_topics
 
     chosen, folder = _resolve(topics, submission)
+    not_started: dict[str, float] = {}
     if started:
+        from grader.batch import topic_points
+
         begun = started_topics(folder, chosen)
         if len(begun) < len(chosen):
-            click.echo(f"not started yet (no function written): {', '.join(t for t in chosen if t not in begun)}")
+            not_started = topic_points([t for t in chosen if t not in begun], hidden=False)
+            click.echo(f"not started yet (no function written): {', '.join(not_started)}")
         chosen = begun
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
         interrupt.settle()
         for fmt, path in ([("json", out)] if out is not None else []) + targets:
-            _write(doc, path, fmt)
+            _write(doc, path, fmt, not_started)
         progress.record_checks(_workspace(submission, folder), doc)
         click.echo(summary(doc, verbose))
     if doc["status"] == "interrupted":
@@ -222,11 +226,12 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     sys.exit(0)
 
 
-def _write(doc: dict, out: Path, fmt: str) -> None:
-    """Write the results in `fmt` to `out` (`-`: standard output; a device or FIFO is written into, never replaced)."""
+def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None = None) -> None:
+    """Write the results in `fmt` to `out` (`-`: standard output; a device or FIFO is written into, never replaced);
+    `not_started` {topic: points} are the topics `check --started` left out, which Classroom's maximum keeps."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
-            "classroom": lambda d: json.dumps(to_classroom(d), indent=2) + "\n"}[fmt](doc)
+            "classroom": lambda d: json.dumps(to_classroom(d, not_started), indent=2) + "\n"}[fmt](doc)
     try:
         output.write_text(text, out)
     except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly
