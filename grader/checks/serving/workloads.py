@@ -35,19 +35,24 @@ def random_requests(r: random.Random, count: int, deadlines: bool) -> list:
             request = {"id": f"r{len(requests)}", "arrival": clock, "prompt_tokens": r.choice(
                 [r.randint(1, 64), r.randint(64, 2000)]), "output_tokens": r.choice([1, r.randint(2, 40),
                                                                                      r.randint(2, 200)])}
-            if deadlines and r.random() < 0.25:
-                request["cancel_at"] = ticks(clock + r.uniform(0.0, 0.8))
-            if deadlines and r.random() < 0.25:
-                request["timeout"] = ticks(r.uniform(0.0, 1.0))
-            requests.append(request)
+            requests.append(with_deadlines(r, request, clock) if deadlines else request)
     r.shuffle(requests)
     return requests
+
+
+def with_deadlines(r: random.Random, request: dict, clock: float) -> dict:
+    """`request` (arriving at `clock`), cancelled a little after its arrival and given a timeout, each one time in
+    four."""
+    if r.random() < 0.25:
+        request["cancel_at"] = ticks(clock + r.uniform(0.0, 0.8))
+    if r.random() < 0.25:
+        request["timeout"] = ticks(r.uniform(0.0, 1.0))
+    return request
 
 
 def random_case(r: random.Random, deadlines: bool) -> tuple:
     """(requests, max_num_seqs, cost) of one random engine run."""
     return random_requests(r, r.randint(1, 30), deadlines), r.randint(1, 8), random_cost(r)
-
 
 
 def crowd_requests(r: random.Random, count: int, deadlines: bool) -> list:
@@ -59,11 +64,7 @@ def crowd_requests(r: random.Random, count: int, deadlines: bool) -> list:
         for _ in range(min(r.choice([1, 2, 4, 8]), count - len(requests))):
             request = {"id": f"r{len(requests)}", "arrival": clock, "prompt_tokens": r.randint(1, 300),
                        "output_tokens": r.randint(1, 120)}
-            if deadlines and r.random() < 0.25:
-                request["cancel_at"] = ticks(clock + r.uniform(0.0, 0.8))
-            if deadlines and r.random() < 0.25:
-                request["timeout"] = ticks(r.uniform(0.0, 1.0))
-            requests.append(request)
+            requests.append(with_deadlines(r, request, clock) if deadlines else request)
     r.shuffle(requests)
     return requests
 
