@@ -15,9 +15,8 @@ import sys
 
 import pytest
 
-from grader.engine import runner
 from grader.grading import grade
-from grader.sandbox import policy
+from grader.sandbox import policy, zygote
 from grader.sandbox.policy import REPO
 from grader.sandbox.zygote import Zygote
 
@@ -47,8 +46,8 @@ def test_an_installed_reference_and_its_hidden_checks_are_unreadable(tmp_path, m
     for folder in [tmp_path, *tmp_path.rglob("*")]:
         folder.chmod(0o755 if folder.is_dir() else 0o644)             # as pip leaves them: readable to all
     monkeypatch.syspath_prepend(str(site))
-    fresh = Zygote()  # forked now, with the venv on sys.path as the autograder's interpreter has it from the start
-    monkeypatch.setattr(runner, "_zygote", [fresh])
+    fresh = Zygote()  # started now, with the venv on sys.path as the autograder's interpreter has it from the start
+    monkeypatch.setattr(zygote, "_shared", [fresh])
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / "sampling.py").write_text(DELEGATE)

@@ -81,9 +81,10 @@ def test_sample_one_hot_stops(sub):
 def stored_min_case(i: int) -> dict:
     """The golden answers to MIN_CASES[i]: with its min_new_tokens, and with 0 (what ignoring it gives)."""
     _, prompt, script, n, eos_id, stop, least = MIN_CASES[i]
-    ref = reference("decoding")
-    return golden(f"min_new_tokens.{i}", lambda: {
-        m: ref.greedy_decode(eager_eos_model(prompt, script), prompt, n, eos_id, stop, m) for m in {least, 0}})
+    def compute() -> dict:
+        ref = reference("decoding")
+        return {m: ref.greedy_decode(eager_eos_model(prompt, script), prompt, n, eos_id, stop, m) for m in {least, 0}}
+    return golden(f"min_new_tokens.{i}", compute)
 
 
 @check("greedy_min_new_tokens", points=2, hint="greedy_decode",
