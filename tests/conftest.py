@@ -14,6 +14,19 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 zygote()
 torch.set_num_threads(1)  # as in the CLI: grading stays steady on a loaded 2-core machine
 SIGNAL_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # pytest's, before any import
+WALLS = ("tests/hostile/", "tests/test_sandbox.py")  # tests that watch the machine's processes or choose its next pid
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts) takes one worker per core, at most four: each holds a zygote with torch."""
+    return max(1, min(len(os.sched_getaffinity(0)), 4))
+
+
+def pytest_collection_modifyitems(items):
+    """The walls' tests run one after another on one worker (`--dist loadgroup`), beside the rest of the suite."""
+    for item in items:
+        if any(part in item.nodeid for part in WALLS):
+            item.add_marker(pytest.mark.xdist_group("walls"))
 
 
 @pytest.fixture
