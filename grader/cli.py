@@ -136,6 +136,8 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
     from grader.stubs import started_topics
 
     chosen, folder = _resolve(topics, submission)
+    writes = ([("json", out)] if out is not None else []) + targets
+    to_stderr = _results_on_stdout(writes)
     not_started: dict[str, float] = {}
     if started:
         from grader.batch import topic_points
@@ -143,15 +145,15 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
         begun = started_topics(folder, chosen)
         if len(begun) < len(chosen):
             not_started = topic_points([t for t in chosen if t not in begun], hidden=False)
-            click.echo(f"not started yet (no function written): {', '.join(not_started)}")
+            click.echo(f"not started yet (no function written): {', '.join(not_started)}", err=to_stderr)
         chosen = begun
     with interrupt.signals_interrupt():
         doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
         interrupt.settle()
-        for fmt, path in ([("json", out)] if out is not None else []) + targets:
+        for fmt, path in writes:
             _write(doc, path, fmt, not_started)
         progress.record_checks(_workspace(submission, folder), doc)
-        click.echo(summary(doc, verbose))
+        click.echo(summary(doc, verbose), err=to_stderr)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
     done = {"passed", "not_started"} if started else {"passed"}
@@ -212,8 +214,7 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
         interrupt.settle()
         for target_fmt, path in [(fmt, out)] + targets:
             _write(doc, path, target_fmt)
-        to_stderr = "-" in [str(out)] + [str(path) for _, path in targets]  # the results own standard output
-        click.echo(summary(doc), err=to_stderr)
+        click.echo(summary(doc), err=_results_on_stdout([(fmt, out)] + targets))
         click.echo(f"wrote {', '.join(f'{path} ({f})' for f, path in [(fmt, out)] + targets)}", err=True)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
@@ -224,6 +225,12 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
                                "(install what is missing, or pass --allow-skipped)", fg="red"), err=True)
         sys.exit(1)
     sys.exit(0)
+
+
+def _results_on_stdout(writes: list[tuple[str, Path]]) -> bool:
+    """Whether a results file goes to standard output (`-`): it then owns stdout, and what people read goes to
+    stderr."""
+    return any(str(path) == "-" for _, path in writes)
 
 
 def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None = None) -> None:

@@ -76,6 +76,15 @@ def test_grade_out_dash_is_standard_output(tmp_path):
     assert os.listdir(tmp_path) == []  # no file named '-'
 
 
+def test_check_out_dash_leaves_standard_output_to_the_results(tmp_path):
+    """Found: `check --out -` printed its summary on stdout after the JSON, so the output was not JSON."""
+    done = infergrade("check", "kv_cache", "--submission", SOLUTIONS_DIR, "--out", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert problems(doc) == [] and doc["score"] == doc["max_score"] > 0
+    assert "kv_cache" in done.stderr  # the summary people read is still shown
+
+
 def test_a_results_file_gets_the_mode_the_umask_gives(tmp_path):
     out = tmp_path / "results.json"
     done = infergrade("grade", "--submission", SOLUTIONS_DIR, "--topic", "kv_cache", "--seed", 1, "--out", out,
