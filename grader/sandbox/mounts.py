@@ -88,10 +88,14 @@ def _covered(path: str, bound: list[str]) -> bool:
 def submission_files(source: str) -> Iterator[tuple[str, str]]:
     """(path relative to `source`, path) of each entry the sandbox's copy of the submission folder holds, in copy
     order: regular files and links (never followed), outside caches and linked folders, the modules first in each
-    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries. The results hash these."""
+    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries, a folder walked counting
+    as one (so that no tree of empty folders makes the walk long). The results hash these."""
     budget, files_left = SUBMISSION_BYTES, SUBMISSION_FILES
     for folder, dirs, files in os.walk(source):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not os.path.islink(os.path.join(folder, d)))
+        if files_left == 0:
+            return
+        files_left -= folder != source
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)  # os.walk never goes down a link
         for name in sorted(files, key=lambda n: (not n.endswith(".py"), n)):
             path = os.path.join(folder, name)
             try:

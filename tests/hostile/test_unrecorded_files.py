@@ -1,10 +1,12 @@
 """Every file the grader copies into the sandbox is recorded: a `kv_cache.py` importing `impl/real_kv_cache.py`
 scored full marks with its helper unhashed, and `grade-batch --resume` took a changed helper for the graded one."""
 import hashlib
+import os
 
 from grader import batch
 from grader.grading import grade, resolve_submission
 from grader.results import problems
+from grader.sandbox import mounts
 from grader.selftest import SOLUTIONS_DIR
 
 KV = (SOLUTIONS_DIR / "kv_cache.py").read_text()
@@ -45,3 +47,22 @@ def test_resume_skips_an_unchanged_submission_graded_from_a_folder_below(open_fo
     graded, _ = resolve_submission(bob)  # as grade-batch finds it: upload/, the one folder below that holds modules
     batch.write_results(grade(graded, ["kv_cache"], hidden=False, seed=1, with_progress=False), result)
     assert batch.already_graded(bob, result, hidden=False, seed=1)
+
+
+def test_a_tree_of_empty_folders_is_walked_only_as_far_as_the_entry_budget(tmp_path, monkeypatch):
+    """Found: 100,000 empty folders beside kv_cache.py cost 10.8 s per check, walked to the end each time although
+    none holds a file. A folder walked now counts as an entry of SUBMISSION_FILES, and the walk stops there."""
+    (tmp_path / "kv_cache.py").write_text(KV)
+    for i in range(mounts.SUBMISSION_FILES + 500):
+        (tmp_path / "junk" / f"{i:05}").mkdir(parents=True)
+    walked = []
+    real_walk = os.walk
+
+    def counting_walk(*args, **kwargs):
+        for step in real_walk(*args, **kwargs):
+            walked.append(step[0])
+            yield step
+
+    monkeypatch.setattr(mounts.os, "walk", counting_walk)
+    assert [relative for relative, _ in mounts.submission_files(str(tmp_path))] == ["kv_cache.py"]
+    assert len(walked) <= mounts.SUBMISSION_FILES + 1
