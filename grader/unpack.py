@@ -24,6 +24,7 @@ CHUNK = 2**16
 
 MAGIC = {b"PK\x03\x04": "zip", b"PK\x05\x06": "zip", b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz"}
 DECOMPRESSORS = {"gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"), "bz2": bz2.BZ2File, "xz": lzma.LZMAFile}
+ZIP_DIRECTORY_ENTRY = b"PK\x01\x02"
 ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # inflate is bounded per read; bz2 and lzma are not
 
 
@@ -112,6 +113,11 @@ def _unpack_tar(stream, into: Path, budget: Budget) -> None:
 
 
 def _unpack_zip(archive: Path, into: Path, budget: Budget) -> None:
+    # zipfile reads the whole central directory into objects before any member, however many its end record
+    # declares: a 16 MiB zip of 190,000 empty entries cost 12 s and 208 MiB. Every directory entry starts with its
+    # signature, so counting the signature bounds the entries from above before zipfile sees one.
+    if archive.read_bytes().count(ZIP_DIRECTORY_ENTRY) > budget.max_members:
+        raise BadArchive(f"it holds more than {budget.max_members} files and folders")
     with zipfile.ZipFile(archive) as z:
         for info in z.infolist():
             budget.spend_member()

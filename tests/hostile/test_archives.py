@@ -171,6 +171,18 @@ def test_too_many_members_are_refused_while_reading(tmp_path):
     assert len(list(into.iterdir())) == 5                          # stopped at the sixth, as it was read
 
 
+def test_a_zip_directory_of_too_many_entries_is_refused_before_zipfile_reads_it(tmp_path, monkeypatch):
+    """Found: a 16 MiB zip of 190,000 empty entries cost 12 s and 208 MiB, all in zipfile reading its directory,
+    before the member budget was charged once."""
+    upload = tmp_path / "many.zip"
+    deep_zip(upload, members=6, depth=0)
+    monkeypatch.setattr(unpack.zipfile, "ZipFile", None)  # reading the directory now raises TypeError
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(unpack.BadArchive, match="more than 5 files"):
+        unpack.unpack(upload, into, unpack.Budget(max_members=5))
+
+
 def deep_zip(path: Path, members: int, depth: int) -> None:
     """A zip of `members` empty folders, each `depth` folders deep: a few hundred bytes of name per member."""
     with zipfile.ZipFile(path, "w") as z:
