@@ -1,6 +1,7 @@
 """Prove the checks: solutions score full marks, stubs score zero, every mutant loses points with its own id."""
 from __future__ import annotations
 
+import ast
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -31,9 +32,10 @@ class Verdict:
     detail: str
 
 
-def grade(submission: Path, topics: list[str], hidden: bool, seed: int, with_progress: bool) -> dict:
+def grade(submission: Path, topics: list[str], hidden: bool, seed: int, with_progress: bool,
+          only: set[str] | None = None) -> dict:
     """A grading run whose interruption stops the self-test (an interrupted run is no verdict)."""
-    doc = grade_run(submission, topics, hidden=hidden, seed=seed, with_progress=with_progress)
+    doc = grade_run(submission, topics, hidden=hidden, seed=seed, with_progress=with_progress, only=only)
     if doc["status"] == "interrupted":
         raise interrupt.received() or interrupt.Interrupted(signal.SIGINT)
     return doc
@@ -75,18 +77,34 @@ def grade_stubs(topic: str, seed: int = SELFTEST_SEED) -> Verdict:
                    "zero" if score == 0 else f"stubs pass {', '.join(passing)}")
 
 
+def defined_names(module: Path) -> set[str]:
+    """The functions and classes a module defines at its top level (what a mutant replaces)."""
+    tree = ast.parse(module.read_text())
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
 def grade_mutant(topic: str, mutant: Path, seed: int = SELFTEST_SEED) -> Verdict:
-    """A mutant must lose points on a failed check that reports its misconception id."""
+    """A mutant must lose points on a failed check that reports its misconception id.
+
+    The checks of the functions the mutant replaces run first, then, if they do not catch it, all of them. Each
+    check's result depends only on the run's seed and its own id, so a check that catches the mutant in the first
+    run catches it in a run of every check.
+    """
     known = set(hints.misconception_ids(topic))
     tmp = Path(tempfile.mkdtemp(prefix=f"infergrade-mutant-{mutant.stem}-"))
     try:
-        doc = grade(mutant_submission(topic, mutant, tmp), [topic], hidden=True, seed=seed, with_progress=False)
+        submission = mutant_submission(topic, mutant, tmp)
+        for only in (defined_names(mutant), None):
+            doc = grade(submission, [topic], hidden=True, seed=seed, with_progress=False, only=only)
+            score, top = _topic_score(doc, topic)
+            tagged = [c["id"] for t in doc["topics"] for c in t["checks"] if c["misconception"] == mutant.stem]
+            if score < top and tagged:
+                break
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    score, top = _topic_score(doc, topic)
-    tagged = [c["id"] for t in doc["topics"] for c in t["checks"] if c["misconception"] == mutant.stem]
     ok = score < top and bool(tagged) and mutant.stem in known
-    detail = (f"caught by {', '.join(tagged)}" if tagged else "no failed check reports this id") + \
+    scope = f" (of the checks of {', '.join(sorted(only))})" if only is not None else ""
+    detail = (f"caught by {', '.join(tagged)}{scope}" if tagged else "no failed check reports this id") + \
         ("" if mutant.stem in known else f"; {mutant.stem} is not a misconception id of {topic}")
     return Verdict(topic, f"mutant {mutant.stem}", score, top, ok, detail)
 
