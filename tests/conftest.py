@@ -1,4 +1,4 @@
-"""Start the grader's zygote before any test computes with torch (see grader/sandbox/zygote.py)."""
+"""The suite's set-up: the grader's zygote in every process that runs tests, the walls' tests on one worker."""
 import os
 import shutil
 import signal
@@ -11,10 +11,16 @@ import torch
 from grader.engine.runner import zygote
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
-zygote()
 torch.set_num_threads(1)  # as in the CLI: grading stays steady on a loaded 2-core machine
 SIGNAL_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # pytest's, before any import
 WALLS = ("tests/hostile/", "tests/test_sandbox.py")  # tests that watch the machine's processes or choose its next pid
+
+
+def pytest_configure(config):
+    """Start the zygote now (its `import torch` runs beside collection) where tests run: not in pytest-xdist's
+    controller, which only hands tests out."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        zygote()
 
 
 def pytest_xdist_auto_num_workers(config):
