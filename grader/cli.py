@@ -342,17 +342,23 @@ def bundle(out: Path):
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("."), show_default=True,
               help="the folder to write TOPIC.ipynb into")
 @click.option("--force", is_flag=True, help="replace an existing notebook (and the work in it)")
-def notebook(topic: str, out: Path, force: bool):
-    """Write a self-study notebook for TOPIC: the idea, your functions with inline checks, experiments."""
+@SUBMISSION
+def notebook(topic: str, out: Path, force: bool, submission: Path):
+    """Write a self-study notebook for TOPIC: the idea, your functions (from your TOPIC.py where you have changed
+    it, else the stub's) with inline checks, experiments."""
     from grader.grading import BadInput, resolve_topics
     from grader.notebooks.build import write
 
     try:
         (chosen,) = resolve_topics([topic])
-        path = write(chosen, out, overwrite=force)
-    except (BadInput, FileExistsError) as exc:
+        mine = submission / f"{chosen}.py"
+        stub = topic_registry.EXERCISES_DIR / f"{chosen}.py"
+        source = mine if mine.is_file() and mine.read_bytes() != stub.read_bytes() else None
+        path = write(chosen, out, overwrite=force, source=source)
+    except (ValueError, FileExistsError) as exc:  # BadInput, or a TOPIC.py that does not parse
         _fail(str(exc))
-    click.echo(f"wrote {path}: open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code")
+    click.echo(f"wrote {path}" + (f" with your functions from {source}" if source else "") +
+               f": open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code")
 
 
 @main.command()

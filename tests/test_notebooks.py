@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from grader import topics
 from grader.cli import main
 from grader.notebooks.build import build
-from grader.notebooks.extract import from_notebook
+from grader.notebooks.extract import from_notebook, stub_parts
 from grader.notebooks.inline import MIME
 from grader.selftest import SOLUTIONS_DIR
 
@@ -166,3 +166,130 @@ def test_the_notebook_command_writes_a_valid_notebook_and_keeps_work(tmp_path):
     assert run(main, ["notebook", "speculative", "--out", str(tmp_path)]).exit_code == 2  # the work stays
     assert run(main, ["notebook", "speculative", "--out", str(tmp_path), "--force"]).exit_code == 0
     assert run(main, ["notebook", "nope", "--out", str(tmp_path)]).exit_code == 2
+
+
+def _lab_client(nb, folder: Path) -> "nbclient.NotebookClient":
+    """A client that sends each cell's metadata and id with its execution request, as JupyterLab and Notebook 7
+    do (nbclient itself sends neither)."""
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(folder)}})
+
+    def send_metadata(cell, cell_index):
+        def execute(code, store_history=True, stop_on_error=True):
+            content = {"code": code, "silent": False, "store_history": store_history, "user_expressions": {},
+                       "allow_stdin": False, "stop_on_error": stop_on_error}
+            msg = client.kc.session.msg("execute_request", content, metadata={**cell.metadata, "cellId": cell.id})
+            client.kc.shell_channel.send(msg)
+            return msg["header"]["msg_id"]
+        client.kc.execute = execute
+
+    client.on_cell_execute = send_metadata
+    return client
+
+
+# Run after the experiments' `%matplotlib inline`: each figure's legend labels and titles, as plt.show() shows it.
+FIGURE_TEXTS = """import json
+shown = []
+_show = plt.show
+def _recording_show(*args, **kwargs):
+    fig = plt.gcf()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    shown.append({"legend": [t.get_text() for legend in legends for t in legend.get_texts()],
+                  "titles": [ax.get_title() for ax in fig.axes] + [fig.get_suptitle()]})
+    return _show(*args, **kwargs)
+plt.show = _recording_show"""
+
+
+def test_the_module_cell_is_found_by_its_tag_and_figures_draw_the_reference_beside_yours(tmp_path):
+    """Its first comment line changed, the module cell (which holds a helper top_p_filter calls) still counts, as
+    it does in grading; the experiments, on the learner's functions, draw the reference's curves beside them."""
+    nb = build("sampling", SOLUTIONS_DIR / "sampling.py")
+    (module,) = _code(nb, "sampling")
+    module.source = module.source.replace("# sampling module code", "# my imports and helpers", 1)
+    assert "_prob_dtype" in module.source and "# sampling module code" not in module.source
+    checks = _code(nb, "check")
+    nb.cells = [c for c in nb.cells if c not in checks[:2] + checks[3:]]  # one check cell: top_p_filter's
+    assert _code(nb, "check")[0].source == 'infergrade.check("sampling.top_p_filter")'
+    first = nb.cells.index(_code(nb, "experiment")[0])
+    nb.cells.insert(first + 1, nbformat.v4.new_code_cell(FIGURE_TEXTS))
+    nb.cells.append(nbformat.v4.new_code_cell("print(json.dumps(shown))"))
+    tmp_path.chmod(0o755)
+    _lab_client(nb, tmp_path).execute()
+    (report,) = _reports(nb)
+    assert report["status"] == "completed" and report["statuses"]
+    assert set(report["statuses"].values()) <= {"passed", "not_started"} and "passed" in report["statuses"].values()
+    figures = json.loads(nb.cells[-1].outputs[0]["text"])
+    assert len(figures) == sum(c.source.count("plt.show()") for c in _code(nb, "experiment")) >= 3
+    for figure in figures:
+        assert any("reference" in label for label in figure["legend"]), figure
+        assert any("your" in text for text in figure["legend"] + figure["titles"]), figure  # your / yours
+
+
+# The handout's kernel: the repository's reference and solutions packages cannot be imported.
+NO_REFERENCE = """import sys
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("reference", "solutions"):
+            raise ImportError(f"{name} is not in the student handout")
+sys.meta_path.insert(0, Absent())"""
+
+
+def test_run_all_in_the_handout_draws_what_is_written_and_says_what_to_write_first(tmp_path):
+    """No reference installed, sample not written: "Run All" (no errors allowed) reaches the last cell; the
+    figures of the written functions draw and the one that needs sample says so in a sentence."""
+    nb = build("sampling")
+    written = stub_parts("sampling", SOLUTIONS_DIR / "sampling.py")
+    for name in ("apply_temperature", "top_k_filter", "top_p_filter", "filtered_probs"):
+        _code(nb, f"sampling.{name}")[0].source = written[name]
+    (module,) = _code(nb, "sampling")
+    module.source = f"# sampling module code\n{written['']}"
+    _code(nb, "setup")[0].source = "import grader.notebooks as infergrade"  # no checking process: no check cells
+    nb.cells = [nbformat.v4.new_code_cell(NO_REFERENCE)] + [c for c in nb.cells if c not in _code(nb, "check")]
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on any error
+    setup, *figures = _code(nb, "experiment")
+    said = ["".join(o.get("text", "") for o in c.outputs if o["output_type"] == "stream") for c in figures]
+    drawn = [any("image/png" in o.get("data", {}) for o in c.outputs) for c in figures]
+    assert drawn == [True, True, False], said
+    assert "sample" in said[2] and "not written" in said[2] and said[2].count("\n") == 1, said[2]
+    assert "filtered_probs" in "".join(o.get("text", "") for o in setup.outputs)  # the experiments use yours
+
+
+def test_the_notebook_command_starts_from_the_students_changed_file(tmp_path, monkeypatch):
+    stub = (topics.EXERCISES_DIR / "speculative.py").read_text()
+    written = stub_parts("speculative", SOLUTIONS_DIR / "speculative.py")["acceptance_rate"]
+    (tmp_path / "exercises").mkdir()
+    mine = tmp_path / "exercises" / "speculative.py"
+    mine.write_text(stub.replace(stub_parts("speculative")["acceptance_rate"], written))
+    monkeypatch.chdir(tmp_path / "exercises")  # found from where the student stands, as check finds it
+    result = CliRunner().invoke(main, ["notebook", "speculative", "--out", str(tmp_path / "nb")])
+    assert result.exit_code == 0 and str(mine) in result.output, result.output
+    nb = nbformat.read(str(tmp_path / "nb" / "speculative.ipynb"), as_version=4)
+    assert _code(nb, "speculative.acceptance_rate")[0].source == written
+    assert _code(nb, "speculative.verify")[0].source == stub_parts("speculative")["verify"]
+    mine.write_text(stub + "\ndef broken(:\n")
+    result = CliRunner().invoke(main, ["notebook", "speculative", "--out", str(tmp_path / "nb"), "--force"])
+    assert result.exit_code == 2 and "speculative.py" in result.output and "line" in result.output
+
+
+def _check(id_: str, status: str, message: str = "") -> dict:
+    return {"id": id_, "status": status, "points": 1, "title": id_, "message": message, "output": "",
+            "misconception": None, "hint": f"sampling.{id_}", "function": f"sampling.{id_}"}
+
+
+def test_a_check_report_shows_as_html_without_terminal_codes():
+    import html
+    import re
+
+    from grader.notebooks.inline import COLOURS, Report
+
+    checks = [_check("top_p_filter", "failed", "expected [0.5 <= x] & y, got 1 < 2"), _check("sample", "not_started")]
+    doc = {"topics": [{"id": "sampling", "score": 0, "max_score": 2, "status": "failed", "message": "",
+                       "checks": checks}],
+           "score": 0, "max_score": 2, "status": "completed", "error": None, "incomplete": None, "deadline": {}}
+    shown = Report("sampling.top_p_filter", doc)._repr_mimebundle_()
+    assert "\x1b" not in shown["text/html"] and "\x1b" not in shown["text/plain"]
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown["text/html"])) == shown["text/plain"]
+    assert checks[0]["message"] in shown["text/plain"] and "&lt;" in shown["text/html"]  # the message, escaped
+    assert f'<span style="color:{COLOURS[31]};">FAIL</span>' in shown["text/html"]  # click's red and yellow
+    assert f'<span style="color:{COLOURS[33]};">NOT STARTED</span>' in shown["text/html"]

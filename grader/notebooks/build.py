@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -18,7 +19,9 @@ cell under it: it runs the grader's public checks of that function in the sandbo
 with the same messages and hints as `infergrade check {topic}` (`!infergrade hint {topic}.NAME` prints a hint).
 Keep helpers inside a function's cell or in the module cell. `infergrade grade --submission {topic}.ipynb` grades
 the tagged cells of this notebook without running it. The experiments at the end use your functions where they
-are written and the reference's where they are not yet, and say which. A function's checks may call one of the
+are written and the reference's where they are not yet, and say which; where no reference is installed, an
+experiment that needs an unwritten function says which to write first. Figures label your curves "yours" and draw
+the reference's beside them where it is installed. A function's checks may call one of the
 later functions: until you write that one, they report it as not started. `infergrade.check("{topic}")` runs
 every public check of the topic."""
 
@@ -26,10 +29,11 @@ SETUP = "import grader.notebooks as infergrade\n\ninfergrade.start()  # the chec
 
 
 def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
-    """The notebook of `topic`, its function cells taken from `source` (the stub by default)."""
+    """The notebook of `topic`, its function cells taken from `source` (the stub by default; the stub's for a
+    function `source` lacks)."""
     content = importlib.import_module(f"grader.notebooks.topics.{topic}")
     stub = topic_registry.EXERCISES_DIR / f"{topic}.py"
-    parts = stub_parts(topic, source)
+    parts = {**stub_parts(topic), **(stub_parts(topic, source) if source else {})}
     checked = {h.split(".")[0] for h in _hinted(topic)}
     contract = (ast.get_docstring(ast.parse(stub.read_text())) or topic).strip()
     cells = [new_markdown_cell(f"# {topic}\n\n{content.CONCEPT.strip()}"),
@@ -49,11 +53,12 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
     cells.append(new_markdown_cell("## Experiments"))
     # `%matplotlib inline` first: with matplotlib 3.8 the kernel's first figure otherwise shows as text only.
     cells.append(new_code_cell(f'%matplotlib inline\nimport matplotlib.pyplot as plt\n\n'
-                               f'impl = infergrade.implementations("{topic}")',
+                               f'impl = infergrade.implementations("{topic}")\n'
+                               f'ref = infergrade.reference("{topic}")  # drawn beside yours; None without it',
                                metadata={"tags": ["experiment"]}))
     for intro, code in content.EXPERIMENTS:
         cells.append(new_markdown_cell(intro.strip()))
-        cells.append(new_code_cell(code.strip(), metadata={"tags": ["experiment"]}))
+        cells.append(new_code_cell(_guarded(topic, code.strip()), metadata={"tags": ["experiment"]}))
     if hasattr(content, "CLOSING"):  # the chapter's completion standard: what the technique does not do
         cells.append(new_markdown_cell(f"## What this does not do\n\n{content.CLOSING.strip()}"))
     nb = new_notebook(cells=cells, metadata={
@@ -71,6 +76,15 @@ def write(topic: str, out: Path, overwrite: bool = False, source: Path | None = 
     out.mkdir(parents=True, exist_ok=True)
     nbformat.write(build(topic, source), str(path))
     return path
+
+
+def _guarded(topic: str, code: str) -> str:
+    """`code` inside `with infergrade.experiment(topic):`, which says what to write first where it needs an
+    unwritten function."""
+    guarded = f'with infergrade.experiment("{topic}"):\n{textwrap.indent(code, "    ")}'
+    body = ast.Module(body=ast.parse(guarded).body[0].body, type_ignores=[])
+    assert ast.dump(body) == ast.dump(ast.parse(code)), "indenting changed the code (a multi-line string?)"
+    return guarded
 
 
 def _hinted(topic: str) -> set[str]:

@@ -1,8 +1,9 @@
 """A notebook's submission: the cells that hold a topic's functions, joined into the topic's module.
 
 A cell belongs to topic T when it is tagged `T` (the module code: imports) or `T.<name>` for a top-level name of
-T's stub. Nothing is executed: the cells are only read. Inside a kernel, where tags are not visible, the latest
-executed cell defining each name stands for it (`from_history`).
+T's stub. Nothing is executed: the cells are only read. Inside a kernel the latest executed cell defining each name
+stands for it, and the module cell is found by its tag where the frontend sends cell metadata with each execution
+(JupyterLab and Notebook 7 do), else by its first line (`from_history`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import nbformat
 from grader import topics as topic_registry
 
 MAX_NOTEBOOK_BYTES = 16 * 2**20
-MODULE_MARK = "# {topic} module code"  # the first line of the imports cell, so that a kernel can find it
+MODULE_MARK = "# {topic} module code"  # the imports cell's first line: found by it where no tags reach the kernel
 
 
 def units(topic: str) -> list[str]:
@@ -58,13 +59,17 @@ def from_notebook(nb: nbformat.NotebookNode) -> dict[str, str]:
     return {topic: "\n\n".join(cells) + "\n" for topic, cells in sources.items()}
 
 
-def from_history(topic: str, inputs: list[str]) -> str:
+def from_history(topic: str, inputs: list[str], tags: dict[int, list[str]] | None = None) -> str:
     """The module a kernel's executed cells (`In`, oldest first) make: the latest module cell of the topic and,
-    for each top-level name, the latest cell that defines it; the stub's code for what has not run yet."""
-    mark = MODULE_MARK.format(topic=topic)
+    for each top-level name, the latest cell that defines it; the stub's code for what has not run yet.
+
+    `tags` holds, by index in `inputs`, the tags the frontend sent with a cell: a cell with tags is the module
+    cell when tagged `topic` (as grading reads it); one without (a frontend that sends none) when it starts with
+    the module mark."""
+    mark, tags = MODULE_MARK.format(topic=topic), tags or {}
     stub = stub_parts(topic)
-    module = next((inputs[i] for i in range(len(inputs) - 1, -1, -1) if inputs[i].lstrip().startswith(mark)),
-                  stub[""])
+    module = next((inputs[i] for i in range(len(inputs) - 1, -1, -1)
+                   if (topic in tags[i] if i in tags else inputs[i].lstrip().startswith(mark))), stub[""])
     cells = latest_definitions(topic, inputs)
     parts = [module] + [stub[name] for name in units(topic) if name not in cells and name in stub]
     parts += [inputs[i] for i in sorted(set(cells.values()))]
@@ -73,8 +78,13 @@ def from_history(topic: str, inputs: list[str]) -> str:
 
 def stub_parts(topic: str, path: Path | None = None) -> dict[str, str]:
     """{top-level name: its source} of the stub (or of `path`), and under "" the rest: imports and helpers."""
-    text = (path or topic_registry.EXERCISES_DIR / f"{topic}.py").read_text()
-    tree, names = ast.parse(text), set(units(topic))
+    path = path or topic_registry.EXERCISES_DIR / f"{topic}.py"
+    text = path.read_text()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise ValueError(f"{path} is not valid Python (line {exc.lineno}: {exc.msg}): fix it first") from None
+    names = set(units(topic))
     lines = text.splitlines()
     parts, rest = {}, []
     for node in tree.body:

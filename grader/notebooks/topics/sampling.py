@@ -21,13 +21,16 @@ EXPERIMENTS = [
 
 One row of logits, and the distribution we would sample from under several settings. Watch which tokens survive
 and how the mass moves: a removed token has probability 0, so it is drawn in gray at the probability it had
-before the cut (after the temperature), and a kept token in blue at its renormalised probability.
+before the cut (after the temperature), and a kept token in blue at its renormalised probability. Where the
+reference is installed and the function is yours, a black tick marks the reference's probability of each token.
 """, """
 import torch
 
 logits = torch.tensor([3.0, 2.4, 2.0, 1.2, 0.8, 0.3, -0.5, -1.0], dtype=torch.float64)
 settings = [dict(temperature=0.5), dict(temperature=1.0), dict(temperature=2.0),
             dict(top_k=3), dict(top_p=0.8), dict(temperature=1.5, top_k=5, top_p=0.9)]
+mine = impl.filtered_probs is not getattr(ref, "filtered_probs", None)  # yours, not the reference's
+whose = "yours" if mine else "reference"
 fig, axes = plt.subplots(2, 3, figsize=(12, 6), sharey=True)
 for ax, kw in zip(axes.flat, settings):
     probs = impl.filtered_probs(logits, **kw).tolist()
@@ -35,13 +38,16 @@ for ax, kw in zip(axes.flat, settings):
     removed = [i for i, p in enumerate(probs) if p == 0]
     kept = [i for i, p in enumerate(probs) if p > 0]
     ax.bar(removed, [before[i] for i in removed], color="lightgray", edgecolor="gray", label="removed")
-    ax.bar(kept, [probs[i] for i in kept], color="C0", label="kept, renormalised")
+    ax.bar(kept, [probs[i] for i in kept], color="C0", label=f"kept, renormalised ({whose})")
+    if ref is not None and mine:
+        ax.plot(range(len(logits)), ref.filtered_probs(logits, **kw).tolist(), "k_", markersize=16, mew=2,
+                label="reference")
     ax.set_title(", ".join(f"{k}={v}" for k, v in kw.items()) + f": {len(kept)} kept", fontsize=10)
     ax.set_xlabel("token id")
 axes[0, 0].set_ylabel("probability")
 axes[1, 0].set_ylabel("probability")
 axes[1, 1].legend()
-fig.suptitle("the distribution to sample from (gray: removed tokens, at their probability before the cut)")
+fig.suptitle(f"the distribution to sample from, {whose} (gray: removed tokens, at their probability before the cut)")
 plt.tight_layout()
 plt.show()
 """),
@@ -51,10 +57,12 @@ plt.show()
 The chapter's case: probabilities 0.70, 0.15, 0.10, 0.05. A token stays when the mass ranked strictly above it
 is still below p. At p = 0.8 the second token stays (0.70 above it) and the third goes (0.85 above it): 2 tokens.
 At p = 0.95 the third stays (0.85 above it) and the fourth goes (0.95 above it reaches p): 3 tokens. The steps
-show the mass above each token, the dashed line p.
+show the mass above each token, the dashed line p; a black triangle marks each token the reference keeps, where
+it is installed and `top_p_filter` is yours.
 """, """
 worked = torch.tensor([0.70, 0.15, 0.10, 0.05], dtype=torch.float64)
 above = (worked.cumsum(-1) - worked).tolist()  # mass ranked strictly above each token
+mine = impl.top_p_filter is not getattr(ref, "top_p_filter", None)
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
 for ax, p in zip(axes, (0.8, 0.95)):
     kept = torch.isfinite(impl.top_p_filter(worked.log(), p)).tolist()
@@ -62,12 +70,15 @@ for ax, p in zip(axes, (0.8, 0.95)):
            edgecolor=["C0" if k else "gray" for k in kept])
     ax.step(range(4), above, where="mid", color="C1", label="mass ranked above")
     ax.axhline(p, color="k", linestyle="--", label=f"p = {p}")
+    if ref is not None and mine:
+        theirs = [i for i, k in enumerate(torch.isfinite(ref.top_p_filter(worked.log(), p)).tolist()) if k]
+        ax.plot(theirs, [worked[i].item() + 0.04 for i in theirs], "kv", label="kept by the reference")
     for i, m in enumerate(above):
         ax.annotate(f"{m:.2f}", (i, m), textcoords="offset points", xytext=(0, 5), ha="center", color="C1")
     ax.set_xticks(range(4), [f"{q:.2f}" for q in worked.tolist()])
     ax.set_xlabel("token probability")
     ax.set_ylim(0, 1.08)
-    ax.set_title(f"top-p {p}: {sum(kept)} kept (gray: removed)")
+    ax.set_title(f"top-p {p}: {'your' if mine else 'the reference'} top_p_filter keeps {sum(kept)} (gray: removed)")
     ax.legend(loc="center right")
 axes[0].set_ylabel("probability / mass")
 plt.tight_layout()
@@ -77,7 +88,7 @@ plt.show()
 ### Many draws against one
 
 One draw is one token; only many draws show the distribution. The histogram of 4000 exponential-race draws
-should match the bars of `filtered_probs` (top-p 0.9 here).
+should match the bars of `filtered_probs` (top-p 0.9 here), and yours the reference's where it is installed.
 """, """
 gen = torch.Generator().manual_seed(0)
 probs = impl.filtered_probs(logits, top_p=0.9)
@@ -89,7 +100,11 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 left.bar(range(len(logits)), [1.0 if i == one else 0.0 for i in range(len(logits))], color="C1")
 left.set_title(f"one draw: token {one}")
 right.bar(range(len(logits)), counts.tolist(), label="4000 draws")
-right.plot(range(len(logits)), probs.tolist(), "k_", markersize=20, label="filtered_probs")
+mine = impl.filtered_probs is not getattr(ref, "filtered_probs", None)
+right.plot(range(len(logits)), probs.tolist(), "k_", markersize=20,
+           label=f"filtered_probs ({'yours' if mine else 'reference'})")
+if ref is not None and mine:
+    right.plot(range(len(logits)), ref.filtered_probs(logits, top_p=0.9).tolist(), "rx", label="reference")
 right.set_title("many draws match the distribution")
 right.legend()
 for ax in (left, right):

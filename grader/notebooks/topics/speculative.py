@@ -24,13 +24,94 @@ Speed-up over the target alone for gamma = 1, 2, 4, 8, with a draft costing c = 
 dotted line speculation is slower than not speculating.
 """, """
 alphas = [i / 50 for i in range(51)]
+mine = impl.expected_speedup is not getattr(ref, "expected_speedup", None)
 fig, ax = plt.subplots(figsize=(7, 4.5))
-for gamma in (1, 2, 4, 8):
-    ax.plot(alphas, [impl.expected_speedup(a, gamma, 0.05) for a in alphas], label=f"gamma = {gamma}")
+for n, gamma in enumerate((1, 2, 4, 8)):
+    ax.plot(alphas, [impl.expected_speedup(a, gamma, 0.05) for a in alphas], color=f"C{n}",
+            label=f"gamma = {gamma}" + (" (yours)" if mine else ""))
+    if ref is not None and mine:
+        ax.plot(alphas, [ref.expected_speedup(a, gamma, 0.05) for a in alphas], ":", color="k",
+                label="reference" if n == 0 else None)
 ax.axhline(1.0, color="gray", linestyle=":")
 ax.set(xlabel="acceptance rate alpha", ylabel="expected speed-up", title="speculative decoding, c = 0.05")
 ax.legend()
 ax.grid(alpha=0.3)
+plt.show()
+"""),
+    ("""
+### `verify` and `speculative_generate` measured against the formula
+
+Each drafted token is accepted with probability `alpha` = sum over v of min(p(v), q(v)), independently of the
+others, so one `verify` call returns k tokens with probability alpha^(k-1) (1 - alpha) for k <= gamma and alpha^gamma
+for k = gamma + 1 (every draft accepted, plus the bonus token), and `(1 - alpha^(gamma+1)) / (1 - alpha)` on
+average. Left: 2,000 calls of `verify` at alpha = 0.64, gamma = 4, against those probabilities. Right: the new
+tokens of `speculative_generate` (four runs of 200) per call of the target's `score` (counted by the model
+itself, not taken from your stats), for toy models whose next-token distributions are the same after every
+prefix, against the formula.
+A measured point far from its curve is a bug the formula can show.
+""", """
+import torch
+
+from grader.checks.speculative.models import V, ToyModel
+
+p_row = torch.tensor([0.4, 0.3, 0.2, 0.1], dtype=torch.float64)  # [V] the target's distribution
+
+
+def draft_row(moved):
+    \"\"\"The draft's distribution: `moved` of the target's mass moved onto the last token.\"\"\"
+    return (1 - moved) * p_row + moved * torch.nn.functional.one_hot(torch.tensor(V - 1), V).double()  # [V]
+
+
+def alpha_of(q_row):
+    return torch.minimum(p_row, q_row).sum().item()
+
+
+def same_after_every_prefix(row):
+    return ToyModel(row.expand(V + 1, V).clone())  # [V + 1, V]: one row per last token, and the empty prefix
+
+
+gen = torch.Generator().manual_seed(0)
+gamma, q_row = 4, draft_row(0.4)
+counts = torch.zeros(gamma + 2)
+for _ in range(2000):
+    drafts = torch.multinomial(q_row, gamma, replacement=True, generator=gen).tolist()
+    u = torch.rand(gamma, dtype=torch.float64, generator=gen)
+    noise = torch.empty(V, dtype=torch.float64).exponential_(generator=gen)
+    counts[len(impl.verify(drafts, q_row.expand(gamma, V), p_row.expand(gamma + 1, V), u, noise))] += 1
+a = alpha_of(q_row)
+law = [a ** (k - 1) * (1 - a) for k in range(1, gamma + 1)] + [a ** gamma]
+fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+whose = "yours" if impl.verify is not getattr(ref, "verify", None) else "reference"
+left.bar(range(1, gamma + 2), (counts[1:] / counts.sum()).tolist(), color="C0", label=f"verify ({whose}), 2000 calls")
+left.plot(range(1, gamma + 2), law, "k_", markersize=24, mew=2, label="the formula")
+left.set(xlabel="tokens one verify call returns", ylabel="fraction of calls",
+         title=f"verify at alpha = {a:.2f}, gamma = {gamma}")
+left.legend()
+moved = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+curve = [i / 50 for i in range(5, 51)]
+mine = impl.speculative_generate is not getattr(ref, "speculative_generate", None)
+for n, gamma in enumerate((1, 2, 4)):
+    right.plot(curve, [(1 - c ** (gamma + 1)) / (1 - c) if c < 1 else gamma + 1 for c in curve], color=f"C{n}",
+               label=f"formula, gamma = {gamma}")
+    for whose, module, marker in (("yours" if mine else "reference", impl, "o"), ("reference", ref, "x")):
+        if module is None or (marker == "x" and not mine):
+            continue
+        measured = []
+        for m in moved:
+            made = calls = 0
+            for seed in range(4):  # 4 runs of 200 tokens: a model logs what it scores, up to a bound
+                target = same_after_every_prefix(p_row)
+                tokens, _ = module.speculative_generate(target, same_after_every_prefix(draft_row(m)), [0], 200,
+                                                        gamma, torch.Generator().manual_seed(seed))
+                made, calls = made + len(tokens), calls + target.score_calls
+            measured.append(made / calls)
+        right.plot([alpha_of(draft_row(m)) for m in moved], measured, marker, color=f"C{n}" if marker == "o" else "k",
+                   label=f"speculative_generate ({whose})" if n == 0 else None)
+right.set(xlabel="acceptance rate alpha", ylabel="new tokens per target call",
+          title="speculative_generate, 800 tokens per point")
+right.legend(fontsize=8)
+right.grid(alpha=0.3)
+plt.tight_layout()
 plt.show()
 """),
 ]
