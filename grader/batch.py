@@ -8,6 +8,7 @@ file; nothing stops the batch but Ctrl-C or SIGTERM, which end the workers withi
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import multiprocessing
 import os
@@ -18,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -49,17 +50,57 @@ def student(path: Path) -> str:
     return name
 
 
+def class_digest(names: list[str]) -> str:
+    """A sha256 of a class's student names, whatever their order: shards cut from one class share it."""
+    return hashlib.sha256(json.dumps(sorted(names)).encode()).hexdigest()
+
+
+def shard_of(names: list[str], index: int, count: int) -> list[str]:
+    """Shard `index` of `count` (from 1) of a class: every count-th of its names in sorted order, from the
+    index-th. Sorting (by code point) makes it the same slice on any machine, whatever the order of the files on
+    disk; the shards are disjoint, cover the class and differ in size by one at most."""
+    assert 1 <= index <= count, (index, count)
+    return sorted(names)[index - 1::count]
+
+
+@dataclass
+class Shard:
+    """The slice of a class an output folder grades (grade-batch --shard K/N): its students, and the whole class's
+    size and digest, so that `merge` can tell shards of one class from shards of two."""
+    index: int
+    count: int
+    class_size: int
+    class_sha256: str
+    students: list[str]
+
+    @property
+    def label(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def _student_name(name) -> str:
+    """A student name read from a manifest, or ValueError: it names a results file in the folder."""
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\0" in name:
+        raise ValueError(f"{name!r} cannot be a student's name")
+    return name
+
+
 @dataclass
 class Manifest:
-    """What an output folder was graded with (OUT/batch.json): one seed, mode and set of topics per class."""
+    """What an output folder was graded with (OUT/batch.json): one seed, mode and set of topics per class, the
+    grader's version, and the shard where it grades a slice of the class."""
     seed: int
     hidden: bool
     topics: list[str]
     max_scores: dict[str, float]
+    shard: Shard | None = None
+    version: str = field(default_factory=lambda: metadata.version("infergrade"))
 
     def write(self, out: Path) -> None:
         doc = {"seed": self.seed, "mode": "hidden" if self.hidden else "public", "topics": self.topics,
-               "max_scores": self.max_scores, "tool": {"name": "infergrade", "version": metadata.version("infergrade")}}
+               "max_scores": self.max_scores, "tool": {"name": "infergrade", "version": self.version}}
+        if self.shard is not None:
+            doc["shard"] = asdict(self.shard)
         output.write_text(json.dumps(doc, indent=2) + "\n", out / MANIFEST)
 
     @classmethod
@@ -70,8 +111,15 @@ class Manifest:
             return None
         try:
             doc = json.loads(path.read_text())
+            shard = doc.get("shard")
+            if shard is not None:
+                shard = Shard(int(shard["index"]), int(shard["count"]), int(shard["class_size"]),
+                              str(shard["class_sha256"]), [_student_name(n) for n in shard["students"]])
+                if not 1 <= shard.index <= shard.count:
+                    raise ValueError(f"shard {shard.label} is not one of {shard.count}")
             return cls(int(doc["seed"]), {"hidden": True, "public": False}[doc["mode"]], list(doc["topics"]),
-                       {str(k): float(v) for k, v in doc.get("max_scores", {}).items()})
+                       {str(k): float(v) for k, v in doc.get("max_scores", {}).items()}, shard,
+                       str(doc["tool"]["version"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a grade-batch manifest ({exc}): move it away or use another --out")
 
@@ -96,6 +144,18 @@ def settle(manifest: Manifest | None, seed: int | None, hidden: bool | None, top
     if manifest:
         hidden, topics = manifest.hidden, manifest.topics
     return seed, hidden, topics
+
+
+def settle_shard(manifest: Manifest | None, shard: tuple[int, int] | None) -> None:
+    """ValueError when a folder graded as one shard (or as a whole class) would now get another's results."""
+    recorded = (manifest.shard.index, manifest.shard.count) if manifest and manifest.shard else None
+    if manifest is None or recorded == shard:
+        return
+    held = f"shard {recorded[0]}/{recorded[1]} of a class" if recorded else "a whole class (no --shard)"
+    asked = f"--shard {shard[0]}/{shard[1]}" if shard else "the whole class"
+    go_on = f"pass --shard {recorded[0]}/{recorded[1]}" if recorded else "leave --shard out"
+    raise ValueError(f"this output folder holds {held}: grading {asked} into it would mix two slices. "
+                     f"{go_on[0].upper()}{go_on[1:]} to go on, or choose a new --out folder")
 
 
 def unpack_and_resolve(path: Path, scratch: Path) -> Path:
@@ -161,6 +221,7 @@ def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> dic
         except Exception as exc:  # noqa: BLE001 - zlib.error, EOFError, ...: this upload's error, not the batch's
             why = str(exc) if isinstance(exc, (BadInput, BadArchive)) else \
                 f"it could not be unpacked ({type(exc).__name__}: {exc})"
+            why = why.replace(str(Path(scratch).resolve()), path.name)  # the upload, not a random scratch folder
             doc = bad_input_document(f"{path.name}: {why}", path, topics, hidden, seed)
             doc["duration_s"] = round(time.monotonic() - started, 4)  # what the upload cost before it was refused
             return doc

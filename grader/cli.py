@@ -393,5 +393,6 @@ if __name__ == "__main__":
     main()
 
 
-for _command in (instructor.grade_batch, instructor.report_cmd, instructor.gradescope_cmd, instructor.init_ci):
+for _command in (instructor.grade_batch, instructor.merge_cmd, instructor.report_cmd, instructor.gradescope_cmd,
+                 instructor.init_ci):
     main.add_command(_command)

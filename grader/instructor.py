@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shlex
 import sys
@@ -13,6 +14,19 @@ import click
 from tqdm import tqdm
 
 from grader import batch, handout, interrupt, report, topics as topic_registry
+
+
+class ShardOption(click.ParamType):
+    """`K/N`: shard K of N (1 ≤ K ≤ N) of a class, as (K, N)."""
+    name = "K/N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        found = re.fullmatch(r"(\d+)/(\d+)", str(value), re.ASCII)
+        if not found or not 1 <= int(found[1]) <= int(found[2]):
+            self.fail(f"--shard takes K/N, shard K of N with 1 ≤ K ≤ N (say 2/4), got {str(value)!r}", param, ctx)
+        return int(found[1]), int(found[2])
 
 
 @click.command("grade-batch")
@@ -27,13 +41,17 @@ from grader import batch, handout, interrupt, report, topics as topic_registry
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="one seed for the whole class [OUT's, else random]")
 @click.option("--resume", is_flag=True, help="skip submissions already graded with this seed and these files")
+@click.option("--shard", type=ShardOption(), default=None,
+              help="grade only shard K of N of the class (every N-th student by sorted name, from the K-th), one "
+                   "job of many; `infergrade merge` joins the N output folders")
 @click.pass_context
-def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, hidden: bool, seed, resume: bool):
+def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, hidden: bool, seed, resume: bool,
+                shard):
     """Grade every submission in SUBMISSIONS (one per subfolder, zip or tar archive) into OUT.
 
-    OUT/batch.json records the class's seed, mode and topics: a later run into OUT (--resume) uses them, and
-    refuses others. Exit 0 when every submission was graded (whatever the scores), 1 when some could not be, 2
-    for bad arguments, 130 or 143 when interrupted (what was graded is kept: run again with --resume).
+    OUT/batch.json records the class's seed, mode and topics (and the shard): a later run into OUT (--resume) uses
+    them, and refuses others. Exit 0 when every submission was graded (whatever the scores), 1 when some could not
+    be, 2 for bad arguments, 130 or 143 when interrupted (what was graded is kept: run again with --resume).
     """
     explicit_mode = ctx.get_parameter_source("hidden") is not click.core.ParameterSource.DEFAULT
     try:
@@ -41,6 +59,7 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
         earlier = {d["seed"] for d in report.load(out).values()} if manifest is None and out.is_dir() else set()
         seed, mode, chosen = batch.settle(manifest, seed, hidden if explicit_mode else None,
                                           list(dict.fromkeys(topics)) or None, earlier)
+        batch.settle_shard(manifest, shard)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     hidden = hidden if mode is None else mode
@@ -60,12 +79,18 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
     if Path(batch.MANIFEST).stem in names:
         raise click.UsageError(f"a submission named {Path(batch.MANIFEST).stem!r} would overwrite OUT's "
                                f"{batch.MANIFEST}: rename it")
+    part = None
+    if shard:
+        part = batch.Shard(*shard, len(names), batch.class_digest(names), batch.shard_of(names, *shard))
+        picked = set(part.students)
+        found = [p for p in found if batch.student(p) in picked]
     out.mkdir(parents=True, exist_ok=True)
     max_scores = manifest.max_scores if manifest else {}
-    batch.Manifest(seed, hidden, chosen, max_scores).write(out)
+    batch.Manifest(seed, hidden, chosen, max_scores, part).write(out)
     results = {p: out / f"{batch.student(p)}.json" for p in found}
-    click.echo(f"{len(found)} submissions; seed {seed}{' (from ' + batch.MANIFEST + ')' if manifest else ''}, "
-               f"{'hidden' if hidden else 'public'} checks of {', '.join(chosen)}, {jobs} at once", err=True)
+    sliced = f" (shard {part.label} of a class of {part.class_size})" if part else ""
+    click.echo(f"{len(found)} submissions{sliced}; seed {seed}{' (from ' + batch.MANIFEST + ')' if manifest else ''}"
+               f", {'hidden' if hidden else 'public'} checks of {', '.join(chosen)}, {jobs} at once", err=True)
     docs: dict[str, dict | None] = {batch.student(p): None for p in found}
     skipped = 0
     with interrupt.signals_interrupt():
@@ -92,17 +117,44 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
             pass
     for doc in filter(None, docs.values()):
         max_scores.update({t["id"]: t["max_score"] for t in doc["topics"] if t["checks"]})
-    batch.Manifest(seed, hidden, chosen, max_scores).write(out)
+    batch.Manifest(seed, hidden, chosen, max_scores, part).write(out)
     csv = batch.write_csv(out, chosen, docs, max_scores)
     graded = [d for d in docs.values() if d is not None]
     click.echo(f"wrote {len(graded) - skipped} results ({skipped} already graded) and {csv}", err=True)
     stopped = interrupt.received()
     if stopped:
-        command = shlex.join(["infergrade", "grade-batch", str(submissions), "--out", str(out), "--resume"])
+        command = shlex.join(["infergrade", "grade-batch", str(submissions), "--out", str(out), "--resume",
+                              *(["--shard", part.label] if part else [])])
         click.echo(f"{stopped.reason}: {len(graded)} of {len(found)} submissions graded. To grade the rest with "
                    f"the same seed, run:\n  {command}", err=True)
         sys.exit(stopped.exit_code)
     sys.exit(1 if any(d["status"] != "completed" for d in graded) else 0)
+
+
+@click.command("merge")
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="a new folder for the class: every results JSON, grades.csv, batch.json and report.html")
+def merge_cmd(shards, out: Path):
+    """Join the output folders of `grade-batch --shard K/N` (all N of them) into one class folder in OUT.
+
+    Refused (exit 2, nothing written) unless the folders are every shard of one class, each once, graded with one
+    seed, mode, set of topics and grader version. Exit 0 when every submission was graded, 1 when some could not
+    be (as grade-batch).
+    """
+    from grader import merge
+
+    try:
+        manifest, docs = merge.merge(list(shards), out)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    graded = {name: doc for name, doc in docs.items() if doc is not None}
+    if graded:
+        click.echo(report.headline(report.shared_misconceptions(graded)))
+    click.echo(f"merged {len(shards)} shards: {len(docs)} submissions ({len(docs) - len(graded)} not graded), seed "
+               f"{manifest.seed}; wrote {out / 'grades.csv'}, {out / batch.MANIFEST}"
+               f"{', ' + str(out / 'report.html') if graded else ''}", err=True)
+    sys.exit(1 if any(d is None or d["status"] != "completed" for d in docs.values()) else 0)
 
 
 @click.command("report")
@@ -162,14 +214,17 @@ def gradescope_cmd(out: Path, topics, deadline: float, leaderboard: bool, force:
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("ci"),
               show_default=True, help="the folder to write student/.github/... and instructor/.github/... into")
 @click.option("--force", is_flag=True, help="replace workflows that exist")
-def init_ci(out: Path, force: bool):
+@click.option("--shards", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="grade the class in N jobs of `grade-batch --shard K/N` joined by `infergrade merge`, rather "
+                   "than one job per repository")
+def init_ci(out: Path, force: bool, shards):
     """Write GitHub Actions workflows for GitHub Classroom: `check` on each student push, hidden grading for you."""
     from grader import ci
 
     if handout.is_handout():  # the instructor's workflow grades with the reference, which the handout leaves out
         raise click.UsageError(handout.refusal("init-ci"))
     try:
-        written = ci.write_workflows(out, overwrite=force)
+        written = ci.write_workflows(out, overwrite=force, shards=shards)
     except (FileExistsError, LookupError) as exc:
         raise click.UsageError(exc.args[0]) from None
     for path in written:

@@ -1,4 +1,6 @@
 """`infergrade init-ci`: run for real; the workflows parse, are pinned, and run only commands that exist."""
+import glob
+import os
 import re
 import shlex
 import subprocess
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 INFERGRADE = [sys.executable, "-m", "grader"]  # this checkout's grader
 STUDENT = "student/.github/workflows/infergrade-check.yml"
 INSTRUCTOR = "instructor/.github/workflows/infergrade-grade.yml"
-PINNED_ACTIONS = re.compile(r"^(actions/(checkout|setup-python|upload-artifact)|"
+PINNED_ACTIONS = re.compile(r"^(actions/(checkout|setup-python|upload-artifact|download-artifact)|"
                             r"classroom-resources/autograding-grading-reporter)@v\d+(\.\d+){0,2}$")
 SHELL_OPERATORS = {"||", "&&", ";", "|"}
 
@@ -48,12 +50,13 @@ def run_lines(workflow: dict) -> list[str]:
 
 
 def infergrade_commands(workflow: dict) -> list[list[str]]:
-    """The arguments of each `infergrade ...` command, GitHub expressions and shell variables made a plain 1."""
+    """The arguments of each `infergrade ...` command, GitHub expressions and shell variables made a plain 1,
+    globs expanded in the working folder as the shell would."""
     found = []
     for line in run_lines(workflow):
         line = re.sub(r"\$\{\{[^}]*\}\}", "1", line)
         line = re.sub(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", "1", line)
-        words = shlex.split(line)
+        words = [match for word in shlex.split(line) for match in (sorted(glob.glob(word)) or [word])]
         for i, w in enumerate(words):
             if w == "infergrade":
                 args = words[i + 1:]
@@ -155,15 +158,22 @@ def test_the_student_workflow_reports_points_to_classroom_and_fails_only_on_what
     assert 0 < sum(t["score"] for t in payload["tests"]) < public["kv_cache"]
 
 
+def parse_commands(workflow: dict) -> list[list[str]]:
+    """Each `infergrade` command of the workflow, checked to be a real subcommand that click parses."""
+    found = infergrade_commands(workflow)
+    for args in found:
+        command = main.commands.get(args[0])
+        assert isinstance(command, click.Command), f"no subcommand {args[0]!r}"
+        known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        options = [a.split("=", 1)[0] for a in args[1:] if a.startswith("-")]
+        assert set(options) <= known, f"infergrade {args[0]}: unknown {set(options) - known}"
+        command.make_context(args[0], list(args[1:]))  # click parses it: values of the right type, arity
+    return found
+
+
 def test_every_infergrade_command_is_a_real_subcommand_with_real_options(workflows):
     for workflow in workflows.values():
-        for args in infergrade_commands(workflow):
-            command = main.commands.get(args[0])
-            assert isinstance(command, click.Command), f"no subcommand {args[0]!r}"
-            known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
-            options = [a.split("=", 1)[0] for a in args[1:] if a.startswith("-")]
-            assert set(options) <= known, f"infergrade {args[0]}: unknown {set(options) - known}"
-            command.make_context(args[0], list(args[1:]))  # click parses it: values of the right type, arity
+        parse_commands(workflow)
 
 
 def test_the_pins_cover_what_the_direct_dependencies_need_in_turn():
@@ -188,3 +198,74 @@ def test_init_ci_is_an_instructor_command(monkeypatch, tmp_path):
     monkeypatch.setattr(handout, "is_handout", lambda: True)
     result = CliRunner().invoke(main, ["init-ci", "--out", str(tmp_path / "ci")])
     assert result.exit_code == 2 and "instructor command" in result.output and not (tmp_path / "ci").exists()
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory):
+    """The instructor's workflow of `init-ci --shards 3`."""
+    out = tmp_path_factory.mktemp("ci-shards")
+    done = subprocess.run([*INFERGRADE, "init-ci", "--out", out, "--shards", "3"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return yaml.safe_load((out / INSTRUCTOR).read_text())
+
+
+def test_the_sharded_workflow_grades_n_shards_of_one_class_and_merges_them(sharded, tmp_path, monkeypatch):
+    jobs = sharded["jobs"]
+    assert jobs["grade"]["needs"] == "collect" and jobs["merge"]["needs"] == "grade"
+    assert jobs["grade"]["strategy"]["matrix"]["shard"] == [1, 2, 3]
+    assert jobs["merge"]["if"] == "${{ !cancelled() }}"                  # a failed shard is refused as missing
+    (tmp_path / "class").mkdir()
+    for k in (1, 2, 3):                                               # as download-artifact lays them out
+        (tmp_path / "shards" / f"infergrade-shard-{k}").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)                                        # where the commands' folders exist
+    (grade,), (join,) = parse_commands({"jobs": {"grade": jobs["grade"]}}), parse_commands({"jobs": {"merge":
+                                                                                                   jobs["merge"]}})
+    assert grade[:2] == ["grade-batch", "class"] and "--hidden" in grade
+    assert grade[grade.index("--shard") + 1] == "1/3" and grade[grade.index("--out") + 1] == "shard-1"
+    assert join[:4] == ["merge", *(f"shards/infergrade-shard-{k}" for k in (1, 2, 3))]
+
+    def step(job: str, action: str) -> dict:
+        (found,) = [s["with"] for s in jobs[job]["steps"] if s.get("uses", "").startswith(f"actions/{action}")]
+        return found
+
+    # what each job keeps is what the next one fetches: the class, then every shard's output folder
+    assert step("collect", "upload-artifact")["name"] == step("grade", "download-artifact")["name"]
+    assert step("grade", "download-artifact")["path"] == "class"
+    assert step("grade", "upload-artifact")["path"] == "shard-${{ matrix.shard }}"
+    assert step("grade", "upload-artifact")["name"] == "infergrade-shard-${{ matrix.shard }}"
+    assert step("merge", "download-artifact") == {"pattern": "infergrade-shard-*", "path": "shards"}
+    assert step("merge", "upload-artifact")["path"] == join[join.index("--out") + 1]
+    uses = [s["uses"] for job in jobs.values() for s in job["steps"] if "uses" in s]
+    assert all(PINNED_ACTIONS.match(u) for u in uses), uses
+
+
+def test_the_sharded_workflow_collects_every_repository_into_one_class_folder(sharded, tmp_path):
+    """The collect step run as Actions runs it, with a stand-in for `gh repo clone`: a folder per repository with
+    its exercises/, a note for one that cannot be cloned or has none, and a refused list with a non-repository."""
+    (step,) = [s for s in sharded["jobs"]["collect"]["steps"] if s.get("name") == "Collect the submissions"]
+    fake = tmp_path / "bin" / "gh"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/bash\n# gh repo clone REPO DIR -- --quiet\ncase "$3" in\n  org/gone) exit 1;;\n'
+                    '  org/bare) mkdir -p "$4/docs";;\n  *) mkdir -p "$4/exercises" && echo "# $3" > '
+                    '"$4/exercises/kv_cache.py";;\nesac\n')
+    fake.chmod(0o755)
+
+    def collect(repositories: str, where: Path) -> subprocess.CompletedProcess:
+        where.mkdir()
+        env = {**os.environ, "REPOSITORIES": repositories, "REF": "",
+               "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+        return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=where, env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    done = collect("org/ada, org/bo\norg/gone org/bare org/ada", tmp_path / "ok")
+    assert done.returncode == 0, done.stderr
+    made = {p.name: sorted(f.name for f in p.iterdir()) for p in (tmp_path / "ok" / "class").iterdir()}
+    assert made == {"org--ada": ["kv_cache.py"], "org--bo": ["kv_cache.py"], "org--gone": ["MISSING.txt"],
+                    "org--bare": ["MISSING.txt"]}
+    assert (tmp_path / "ok" / "class" / "org--bo" / "kv_cache.py").read_text() == "# org/bo\n"
+    assert "org/gone" in (tmp_path / "ok" / "class" / "org--gone" / "MISSING.txt").read_text()
+    assert not (tmp_path / "ok" / "checkout").exists()
+    refused = collect("org/ada org/$(touch_x)", tmp_path / "bad")
+    assert refused.returncode != 0 and "org/$(touch_x)" in refused.stderr
+    assert sorted(p.name for p in (tmp_path / "bad").iterdir()) == ["repositories.txt"]  # nothing cloned
