@@ -26,7 +26,8 @@ EXPERIMENTS = [
 
 A Llama-3-8B-like model on an H100-like GPU (989 TFLOP/s, 3.35 TB/s): a long input with a short answer, a
 short input with a long answer, and an agent making frequent tool calls. Blue: prefill, orange: decode, gray:
-tools and network; the red tick marks the first token.
+tools and network; the red tick marks the first token. Where the reference is installed and `session_timeline` is
+yours, black dashed ticks mark the reference's first token and end.
 """, """
 model = {"params": 8.0e9, "weight_bytes": 16.0e9, "kv_bytes_per_token": 131072, "n_layers": 32, "d_model": 4096}
 hw = {"peak_flops": 989e12, "mem_bandwidth": 3.35e12}
@@ -39,6 +40,7 @@ sessions = {"long input, short output": [{"kind": "user", "tokens": 60000}, {"ki
             "short input, long output": [{"kind": "user", "tokens": 300}, {"kind": "generate", "tokens": 600}],
             "frequent tool calls": agent}
 colors = {"prefill": "C0", "decode": "C1", "tool": "gray", "network": "lightgray", "compact": "C2"}
+mine = impl.session_timeline is not getattr(ref, "session_timeline", None)
 fig, axes = plt.subplots(3, 1, figsize=(11, 7))
 for ax, (name, events) in zip(axes, sessions.items()):
     for row, cache in enumerate((True, False)):
@@ -48,12 +50,21 @@ for ax, (name, events) in zip(axes, sessions.items()):
                            facecolors=colors[seg["kind"]])
         ax.plot([t["ttft"]] * 2, [row - 0.45, row + 0.45], color="red")
         ax.text(t["total"], row, f"  {t['total']:.2f} s", va="center")
+        if ref is not None and mine:
+            r = ref.session_timeline(model, hw, events, prefix_cache=cache)
+            ax.plot([r["ttft"]] * 2, [row - 0.45, row + 0.45], "k--")
+            ax.plot([r["total"]] * 2, [row - 0.45, row + 0.45], "k--")
     ax.set_yticks([0, 1], ["prefix cache", "no cache"])
     ax.set_title(name)
     ax.set_xlim(0, None)
 axes[-1].set_xlabel("seconds")
 handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-fig.legend(handles, list(colors), loc="lower center", ncol=5)
+names = list(colors) + ["first token" + (" (yours)" if mine else "")]
+handles.append(plt.Line2D([], [], color="red"))
+if ref is not None and mine:
+    handles.append(plt.Line2D([], [], color="k", linestyle="--"))
+    names.append("reference: first token, end")
+fig.legend(handles, names, loc="lower center", ncol=len(names))
 plt.tight_layout(rect=(0, 0.05, 1, 1))
 plt.show()
 """),
@@ -63,7 +74,8 @@ plt.show()
 A long agent session on the same model and GPU: eight tool calls whose results bring the context to about 100,000
 tokens, then four more and a 3,000-token answer. Seconds per kind of segment for the session as it is (no prefix
 cache), with a prefix cache, with the context compacted into a 1,000-token summary after the eighth call (cache
-on), and with the tool calls issued in parallel batches of four.
+on), and with the tool calls issued in parallel batches of four. Where the reference is installed and
+`session_timeline` is yours, a black tick marks the reference's total.
 """, """
 def rounds(count, seconds, result, call=80):
     return count * [{"kind": "generate", "tokens": call}, {"kind": "tool", "seconds": seconds},
@@ -92,9 +104,12 @@ for row, (name, (events, cache)) in enumerate(variants.items()):
         ax.barh(row, t[kind], left=left, color=colors[kind], label=kind if row == 0 else None)
         left += t[kind]
     ax.text(left, row, f"  {t['total']:.1f} s", va="center")
+    if ref is not None and mine:
+        ax.plot([ref.session_timeline(model, hw, events, prefix_cache=cache)["total"]] * 2, [row - 0.45, row + 0.45],
+                "k", lw=2, label="reference total" if row == 0 else None)
 ax.set_yticks(range(len(variants)), list(variants))
 ax.invert_yaxis()
-ax.set_xlabel("seconds")
+ax.set(xlabel="seconds", title="segments of " + ("your" if mine else "the reference's") + " session_timeline")
 ax.legend(loc="lower right")
 plt.tight_layout()
 plt.show()
