@@ -58,20 +58,25 @@ NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_nam
 ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
                     "seccomp": bool, "watchdog": bool, "watchdog_realtime": bool, "address_space_headroom_bytes": int,
                     "output_bytes": int, "tmp_bytes": int, "tmp_files": int, "open_files": int, "processes": int}
+MEMORY_CGROUPS = ("v2", "v1")  # the versions of a memory cgroup that can hold a sandbox's cap
 
 
 def isolation_level(info: dict) -> dict:
     """Name the walls the children reached, layer by layer (reported before any submission code runs).
 
     `level` joins the layers that held: namespaces (all six), private-root, unprivileged (not root towards the
-    host), seccomp, landlock, watchdog (summed memory and task caps over the sandbox's processes, in place of a
-    cgroup); rlimits and timeouts always apply.
+    host), seccomp, landlock, watchdog (summed memory and task caps over the sandbox's processes, polled),
+    memory-cgroup (the kernel holds the summed memory cap; `memory_cgroup` says which version, null where none
+    could be made); rlimits and timeouts always apply.
     """
+    cgroup = info.get("memory_cgroup") if info.get("memory_cgroup") in MEMORY_CGROUPS else None
     info = {k: v for k, v in info.items() if k in ISOLATION_FIELDS and type(v) is ISOLATION_FIELDS[k]}
     layers = {"namespaces": all(info.get(k) for k in NAMESPACES), "private-root": info.get("private_root", False),
               "unprivileged": info.get("host_uid", 0) != 0, "seccomp": info.get("seccomp", False),
-              "landlock": info.get("landlock_abi", 0) > 0, "watchdog": info.get("watchdog", False)}
-    return {"level": "+".join([name for name, held in layers.items() if held] + ["rlimits"]), **info}
+              "landlock": info.get("landlock_abi", 0) > 0, "watchdog": info.get("watchdog", False),
+              "memory-cgroup": cgroup is not None}
+    return {"level": "+".join([name for name, held in layers.items() if held] + ["rlimits"]), **info,
+            "memory_cgroup": cgroup}
 
 
 NOT_RUN = "not run: "  # the message of a check whose module could not be imported (the topic says why, once)

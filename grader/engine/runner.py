@@ -11,7 +11,7 @@ from grader import topics as topic_registry
 from grader.engine import goldens
 from grader.engine.plugin import CheckResult, ScorePlugin
 from grader.interrupt import Interrupted
-from grader.sandbox import remote
+from grader.sandbox import cgroup, remote
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.zygote import Zygote, shared
 
@@ -20,9 +20,10 @@ _swept: list[bool] = []
 
 def zygote() -> Zygote:
     """The process's zygote (the CLI starts it before importing torch); the first call also removes the child
-    folders that killed runs left behind."""
+    folders and memory cgroups that killed runs left behind."""
     if not _swept:
         remote.remove_stale_folders()
+        cgroup.remove_stale()
         _swept.append(True)
     return shared()
 

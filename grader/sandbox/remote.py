@@ -16,6 +16,7 @@ import time
 
 import torch
 
+from grader import toys
 from grader.sandbox import child as wire
 from grader.sandbox import codec, served, watchdog
 from grader.sandbox.limits import status_bytes
@@ -120,6 +121,8 @@ class Child:
         self.output_fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         self.watch = watchdog.Page(os.path.join(self.tmpdir, "watch"))
         self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
+        self.memory_bytes = config.get("memory_bytes")
+        self.killed_for_memory = False  # by the kernel, in the child's memory cgroup (known once it is reaped)
         self.inner_pid = self.pid
         self.closed = False
         self.status: int | None = None
@@ -197,7 +200,8 @@ class Child:
             raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
         if frame is None:  # it is ending: its own status says how (tearing down its namespaces may take seconds)
             status = self.close(grace=ENDING_GRACE)
-            how = self.watch.killed() or (describe_status(status) if status is not None else
+            how = self.watch.killed() or (watchdog.memory_message(self.memory_bytes) if self.killed_for_memory else
+                                          describe_status(status) if status is not None else
                                           f"closed its channel to the grader and did not end within "
                                           f"{ENDING_GRACE:g} s (the grader stopped it)")
             raise ChildFailure("error", f"the submission process {how} during {what}", import_failure=importing)
@@ -271,7 +275,7 @@ class Child:
             return self.status
         self.closed = True
         self.sock.close()
-        self.status = self.zygote.reap(self.pid, grace)
+        self.status, self.killed_for_memory = self.zygote.reap(self.pid, grace)
         return self.status
 
     def discard(self) -> None:
@@ -497,6 +501,11 @@ class Submission:
         dotted = f"{factory.__module__}.{factory.__qualname__}"
         assert dotted.startswith("grader.toys."), f"{dotted} is not in grader.toys"
         return self._request(("make", dotted, "", args, kwargs), factory.__name__, args, kwargs)
+
+    def generator(self, seed: int) -> Remote:
+        """A torch.Generator in the child seeded from `seed` keyed (`keyed_seed`): `initial_seed()` would show the
+        check's own seed, from which a small --seed could be found; the same `seed` gives the same stream."""
+        return self.make(toys.generator, keyed_seed(seed))
 
     def serve(self, obj, methods: tuple[str, ...], name: str) -> served.Served:
         """`obj`, kept in the grader, for the submission to call: pass what this returns as an argument.

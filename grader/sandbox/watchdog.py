@@ -1,8 +1,9 @@
 """Limits over every process of one sandbox, summed: PID 1 samples them and kills them all past a cap.
 
 Per-process rlimits let a submission spread its memory over helper processes (a worker forked before a memory
-check, say). Where cgroups cannot be delegated, PID 1 of the child's PID namespace, our code alone, reads every
-process of the namespace from its private /proc every INTERVAL seconds: resident memory summed, tasks counted.
+check, say). PID 1 of the child's PID namespace, our code alone, reads every process of the namespace from its
+private /proc every INTERVAL seconds: resident memory summed, tasks counted (where a memory cgroup can be made,
+cgroup.py, the kernel also holds the memory cap, at every page; elsewhere this polling holds it alone).
 Past a cap it kills them all. The resident sum is cheap (/proc/PID/stat) but counts the pages a fork shares with
 its parent once per process; so once it passes the memory cap, the proportional sum (Pss, from
 /proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. Processes that
@@ -26,6 +27,8 @@ import os
 import platform
 import signal
 import time
+
+from grader.sandbox import cgroup
 
 INTERVAL = 0.01
 PSS_SHARE = 0.1  # the proportional sum takes at most this share of PID 1's time
@@ -216,9 +219,11 @@ def over_cap(cap: int) -> tuple[bool, int]:
 
 def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
     """As PID 1: reap and sample until the process `inner` ends; its wait status. Kills all past the caps
-    (memory: `memory_bytes` over the first sample; None, no memory cap)."""
+    (memory: `memory_bytes` over the first sample; None, no memory cap). First in line for the kernel's OOM killer
+    (cgroup.offer_first): under a v1 memory cgroup its death is what ends the whole sandbox."""
     view = memoryview(mmap.mmap(fd, SIZE)).cast("q")
     os.close(fd)
+    cgroup.offer_first()
     cap, next_pss = None, 0.0
     read_at = (0, 0)  # (resident sum, proportional sum) when the proportional sum was last read
     while True:
@@ -260,6 +265,12 @@ def _kill_all(view: memoryview, reason: int) -> None:
     os.kill(-1, signal.SIGKILL)  # in a PID namespace: every process in it but PID 1
 
 
+def memory_message(cap: int) -> str:
+    """How a sandbox killed for passing its summed memory cap of `cap` bytes ended, in words (the watchdog's kill
+    and the kernel's, in a memory cgroup, read alike)."""
+    return f"was killed by the sandbox: its processes together held more than {cap / 2**30:.1f} GiB of memory"
+
+
 class Page:
     """Grader side: the shared page of one child, created (zeroed) before the child opens it behind its walls."""
 
@@ -293,8 +304,7 @@ class Page:
         """Why PID 1 killed the sandbox, in words; None if it did not."""
         reason = self.view[KILLED]
         if reason == MEMORY:
-            return (f"was killed by the sandbox: its processes together held more than "
-                    f"{self.view[CAP] / 2**30:.1f} GiB of memory")
+            return memory_message(self.view[CAP])
         if reason == TASKS_KILLED:
             return f"was killed by the sandbox: it ran more than {TASKS} processes and threads at once"
         return None

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import grader
-from grader.sandbox import environment, namespaces, walls
+from grader.sandbox import cgroup, environment, namespaces, walls
 
 # run by the fresh interpreter: argv[1] is its end of the socket, argv[2] the grader's sys.path (in JSON)
 BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[2]); "
@@ -90,17 +90,18 @@ class Zygote:
             raise ZygoteGone(f"the sandbox's zygote process is gone ({exc}); no check can run") from None
         return pid, socket.socket(fileno=fds[0])
 
-    def reap(self, pid: int, grace: float = 0.0) -> int | None:
-        """Kill the child's whole process group; its wait status, or None where it had not ended on its own.
+    def reap(self, pid: int, grace: float = 0.0) -> tuple[int | None, bool]:
+        """Kill the child's whole process group; its wait status, or None where it had not ended on its own, and
+        whether the kernel killed in its memory cgroup for passing the cap.
 
         `grace` seconds are given to a child that is already ending, so that its own status is reported.
         """
         try:
             _wire().send(self.sock, pickle.dumps(("reap", (pid, grace))))
-            status, ended = struct.unpack("<qq", _wire().recv(self.sock))
+            status, ended, memory = struct.unpack("<qqq", _wire().recv(self.sock))
         except (OSError, struct.error, TypeError) as exc:
             raise ZygoteGone(f"the sandbox's zygote process is gone ({exc})") from None
-        return status if ended else None
+        return (status if ended else None), bool(memory)
 
     def discard(self, pid: int) -> None:
         """Kill the child's process group; the zygote collects it later."""
@@ -137,13 +138,13 @@ def main(fd: int) -> None:
     exec(settings["prelude"], {})  # noqa: S102 - the grader's own code (tests)
     gc.freeze()  # what is imported now is permanent: cheap collections, fewer copied pages in children
     try:
-        _zygote_main(sock, settings["namespaces"])
+        _zygote_main(sock, settings["namespaces"], cgroup.Cgroups(cgroup.find(), settings["parent"]))
     finally:
         os._exit(0)
 
 
-def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
-    """Serve spawn, reap and discard requests.
+def _zygote_main(sock: socket.socket, use_namespaces: bool, cgroups: cgroup.Cgroups) -> None:
+    """Serve spawn, reap and discard requests; remove each child's memory cgroup once it is reaped.
 
     A spawned child is reaped only when the grader asks for it (reap) or gave it up (discard): until then it stays
     a zombie that holds its pid, so no later child can take that pid (pid_max may be 32768) and be mistaken for it.
@@ -158,8 +159,11 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
         frame = _wire().recv(sock)
         if frame is None:
             _end_all(spawned)
+            for pid in spawned:
+                cgroups.remove(pid)
+            cgroups.sweep(wait=5.0)
             return
-        _collect(spawned, discarded)
+        _collect(spawned, discarded, cgroups)
         kind, arg = pickle.loads(frame)
         if kind == "spawn":
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -167,7 +171,7 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
             if pid == 0:
                 sock.close()
                 ours.close()
-                _child_main(theirs, arg, use_namespaces)
+                _child_main(theirs, arg, use_namespaces, cgroups)
             theirs.close()
             spawned.add(pid)
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
@@ -184,7 +188,9 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool) -> None:
             _kill_group(pid)  # the unreaped leader still holds the group's id: only its own group is hit
             status = os.waitpid(pid, 0)[1]
             spawned.remove(pid)
-            _wire().send(sock, struct.pack("<qq", status, ended))
+            memory = cgroups.killed_for_memory(pid)
+            cgroups.remove(pid)
+            _wire().send(sock, struct.pack("<qqq", status, ended, memory))
 
 
 def _has_ended(pid: int) -> bool:
@@ -230,24 +236,29 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _collect(spawned: set[int], discarded: set[int]) -> None:
-    """Reap every orphan and every discarded child that has ended; spawned children wait for the grader."""
+def _collect(spawned: set[int], discarded: set[int], cgroups: cgroup.Cgroups) -> None:
+    """Reap every orphan and every discarded child that has ended (removing its cgroup); spawned children wait for
+    the grader."""
     for pid in _children():
         if pid in spawned and pid not in discarded:
             continue
         try:
-            if os.waitpid(pid, os.WNOHANG)[0]:
+            if os.waitpid(pid, os.WNOHANG)[0] and pid in discarded:  # an orphan is reaped and forgotten
                 spawned.discard(pid)
                 discarded.discard(pid)
+                cgroups.remove(pid)
         except ChildProcessError:  # reaped meanwhile
             pass
+    cgroups.sweep()
 
 
-def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None:
-    """Become a session leader (the group the zygote kills), wipe what the process tells about the grader, and
-    serve from behind the walls (see walls.py for the processes between here and the submission)."""
+def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups: cgroup.Cgroups) -> None:
+    """Move into a memory cgroup of its own (where one can be made), become a session leader (the group the zygote
+    kills), wipe what the process tells about the grader, and serve from behind the walls (see walls.py for the
+    processes between here and the submission)."""
     code = 0
     try:
+        held = cgroups.enter(config.get("memory_bytes"))  # before any other process of the sandbox exists
         os.setsid()
         namespaces.die_with_parent()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -260,7 +271,7 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool) -> None
         output = os.open(os.path.join(config["tmpdir"], "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
         watch = os.open(os.path.join(config["tmpdir"], "watch"), os.O_RDWR | os.O_NOFOLLOW)
         environment.scrub(config["tmpdir"], config.get("env", {}))
-        report = walls.enter(sock, output, watch, config, use_namespaces)
+        report = {**walls.enter(sock, output, watch, config, use_namespaces), "memory_cgroup": held}
         _wire().serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70

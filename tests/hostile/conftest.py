@@ -10,6 +10,7 @@ from grader.engine.runner import zygote
 from grader.grading import grade
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.remote import ChildPool, Submission
+from grader.sandbox.zygote import Zygote
 
 
 @pytest.fixture
@@ -31,6 +32,33 @@ def sandboxed(tmp_path):
         pool.close()
 
 
+@pytest.fixture(scope="session")
+def watchdog_alone():
+    """A zygote in which no memory cgroup can be made, as where the kernel refuses one (not root, say): its children's
+    summed memory cap is held by the watchdog alone, which the watchdog's own attacks test (pass it as `zygote_`)."""
+    zygote_ = Zygote(prelude="import grader.sandbox.cgroup as cgroup; cgroup.find = lambda: None")
+    yield zygote_
+    zygote_.close()
+
+
+@pytest.fixture(params=["memory_cgroup", "watchdog"])
+def capped(request, sandboxed):
+    """`capped(source, memory_bytes, timeout)`: as `sandboxed`, started (its `ping()` answered), with its summed
+    memory cap held by a memory cgroup (the kernel, beside the watchdog) or by the watchdog alone, as `capped.kind`
+    says; skipped where that one cannot hold here."""
+    def start(source: str, memory_bytes: int, timeout: float) -> Submission:
+        alone = request.getfixturevalue("watchdog_alone") if request.param == "watchdog" else None
+        sub = sandboxed(source, memory_bytes, timeout=timeout, zygote_=alone)
+        sub.ping()
+        if request.param == "memory_cgroup" and sub.isolation.get("memory_cgroup") is None:
+            pytest.skip("no memory cgroup can be made here (not root, or no writable memory controller)")
+        if request.param == "watchdog" and not sub.isolation.get("watchdog"):
+            pytest.skip("no watchdog here (no private root)")
+        return sub
+    start.kind = request.param
+    return start
+
+
 @pytest.fixture
 def graded_speculative(tmp_path):
     """`graded_speculative(name, source)`: each public check's result for `speculative.py` = `source`, by name."""
@@ -45,10 +73,17 @@ def graded_speculative(tmp_path):
 
 @pytest.fixture
 def saturated_cpus():
-    """Two busy processes per CPU for the length of the test, at the grader's own priority: a watchdog that can be
-    starved misses what a submission does meanwhile (the memory tests failed every time at load 9 to 20)."""
-    busy = [subprocess.Popen([sys.executable, "-S", "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
-    yield len(busy)
+    """`saturated_cpus()`: two busy processes per CPU from then to the end of the test, at the grader's own
+    priority: a watchdog that can be starved misses what a submission does meanwhile (the memory tests failed every
+    time at load 9 to 20). Called once the sandbox is up, so that the attack, not the zygote's import, runs under
+    the load; it returns the processes, for the test to check they were still busy when the attack ended."""
+    busy = []
+
+    def saturate() -> list[subprocess.Popen]:
+        busy.extend(subprocess.Popen([sys.executable, "-S", "-c", "while True: pass"])
+                    for _ in range(2 * os.cpu_count()))
+        return busy
+    yield saturate
     for process in busy:
         process.kill()
         process.wait()

@@ -64,8 +64,8 @@ def ping():
 
 
 @linux_only
-def test_workers_that_re_fork_between_samples_are_still_killed(sandboxed):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
+def test_workers_that_re_fork_between_samples_are_still_killed(sandboxed, watchdog_alone):
+    sub = sandboxed(PROBES, 1 * GIB, timeout=40, zygote_=watchdog_alone)
     sub.ping()
     if not sub.isolation.get("watchdog"):
         pytest.skip("no watchdog here (no private root)")

@@ -96,8 +96,8 @@ def tiled_attention(q, k, v, causal=False, block_q=64, block_k=64):
 
 
 @linux_only
-def test_memory_held_by_threads_of_a_zombie_leader_is_counted(sandboxed):
-    sub = sandboxed(HOLDERS, 1 * GIB, timeout=40)
+def test_memory_held_by_threads_of_a_zombie_leader_is_counted(sandboxed, watchdog_alone):
+    sub = sandboxed(HOLDERS, 1 * GIB, timeout=40, zygote_=watchdog_alone)
     sub.holders(1)
     if not sub.isolation.get("watchdog"):
         pytest.skip("no watchdog here (no private root)")

@@ -1,7 +1,10 @@
 """Hostile submission: memory past the sandbox's summed cap, on a loaded machine. A call that forks two workers that
 each fill 2 GiB held 4.31 GiB in a sandbox capped at 3 GiB on a quiet machine, and reported it in a check message:
 once the resident sum passed the cap, the proportional sum (which decides) was read at most a tenth of the time,
-and both workers filled up between two reads. With the CPUs busy, PID 1's samples were late too.
+and both workers filled up between two reads. With the CPUs busy, PID 1's samples were late too. Where a memory
+cgroup can be made the kernel holds the cap at every page (cgroup.py); elsewhere the watchdog alone does, and
+both are tried here. The sizes are a sixth of the report's (two workers of 0.4 GiB under a 0.5 GiB cap): a virtual
+machine that backs its memory on first touch fills about 0.1 GiB/s under load.
 """
 import sys
 
@@ -43,12 +46,12 @@ def workers(count, gib):
 '''
 
 
-def test_two_workers_each_filling_2_gib_are_killed_under_a_3_gib_cap(sandboxed, saturated_cpus):
-    sub = sandboxed(PROBES, 3 * GIB, timeout=120)
-    sub.ping()
-    if not sub.isolation.get("watchdog"):
-        pytest.skip("no watchdog here (no private root)")
-    with pytest.raises(ChildFailure, match="together held more than"):
-        held = sub.workers(2, 2)
-        pytest.fail(f"two workers held {held} GiB together under a 3 GiB cap")
+def test_two_workers_that_together_pass_the_cap_are_killed_under_load(capped, saturated_cpus):
+    sub = capped(PROBES, GIB // 2, timeout=60)
+    load = saturated_cpus()
+    with pytest.raises(ChildFailure, match=r"together held more than [\d.]+ GiB of memory"):
+        held = sub.workers(2, 0.4)
+        pytest.fail(f"two workers held {held} GiB together under a 0.5 GiB cap")
+    assert all(process.poll() is None for process in load), "the competing processes ended before the attack did"
+    assert sub._child.killed_for_memory == (capped.kind == "memory_cgroup")  # the kernel's kill, at the cap
     sub.close()

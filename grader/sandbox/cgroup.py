@@ -1,0 +1,225 @@
+"""A memory cgroup per sandbox child: the kernel holds the summed memory cap where it lets the grader make one.
+
+The watchdog (watchdog.py) polls, and a poll can be starved or outrun by workers that fill gigabytes between two
+reads; a cgroup's limit is charged by the kernel at every page the sandbox's processes take. Where a memory
+controller is writable below the grader's own cgroup (cgroup v2 first, then v1; root, or a delegated subtree),
+each child, first thing after the zygote forks it, makes `infergrade-<grader pid>-<child pid>`, caps it at the
+sandbox's memory_bytes with swap closed, and moves in: every process of the sandbox is born inside. After the
+child ended the zygote reads whether the kernel killed in it for memory, kills what is left and removes it; the
+grader removes at start the cgroups of graders that are gone. Where none is writable nothing changes: the
+watchdog alone holds the cap.
+
+On a kill for memory, v2 ends the whole cgroup (memory.oom.group). v1 has no such switch, so PID 1 of the
+sandbox offers itself first to the kernel's OOM killer (`offer_first`): its death ends the whole PID namespace.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+PREFIX = "infergrade-"  # + the grader's pid + "-" + the child's pid
+PAUSE = 0.01
+STALE_WAIT = 1.0  # seconds the processes left in a killed grader's cgroups get to end once killed
+
+
+@dataclass(frozen=True)
+class Controller:
+    """A writable memory controller: its version ("v2" or "v1") and this process's cgroup folder in it."""
+
+    version: str
+    base: str
+
+
+def _mounts() -> list[tuple[str, set[str], str, str]]:
+    """(type, super options, root, mount point) of every cgroup file system this process sees."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields, _, tail = line.partition(" - ")
+            fields, tail = fields.split(), tail.split()
+            if len(fields) >= 5 and len(tail) >= 3 and tail[0] in ("cgroup", "cgroup2"):
+                found.append((tail[0], set(tail[2].split(",")), fields[3], fields[4]))
+    return found
+
+
+def _own() -> dict[str, str]:
+    """This process's cgroup paths: "v2" (the unified hierarchy) and "v1" (the v1 hierarchy holding memory)."""
+    own = {}
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            number, controllers, path = line.rstrip("\n").split(":", 2)
+            if number == "0" and controllers == "":
+                own["v2"] = path
+            elif "memory" in controllers.split(","):
+                own["v1"] = path
+    return own
+
+
+def _folder(root: str, point: str, path: str) -> str | None:
+    """The folder of cgroup `path` under a mount of the hierarchy's `root` at `point`; None if outside it."""
+    if root != "/" and path != root and not path.startswith(root + "/"):
+        return None
+    return os.path.join(point, path[len(root):].lstrip("/") if root != "/" else path.lstrip("/"))
+
+
+def _v2_usable(folder: str) -> bool:
+    """Whether cgroups made below `folder` get the memory controller (enabling it where the kernel allows: it
+    refuses, EBUSY, in a cgroup that holds processes, unless it is the root)."""
+    try:
+        with open(os.path.join(folder, "cgroup.subtree_control")) as f:
+            if "memory" in f.read().split():
+                return True
+        with open(os.path.join(folder, "cgroup.subtree_control"), "w") as f:
+            f.write("+memory")
+        return True
+    except OSError:
+        return False
+
+
+def find() -> Controller | None:
+    """The memory controller in which this process may make cgroups below its own: v2 first, then v1."""
+    try:
+        mounts, own = _mounts(), _own()
+    except (OSError, ValueError):
+        return None
+    for fstype, version in (("cgroup2", "v2"), ("cgroup", "v1")):
+        for kind, options, root, point in mounts:
+            if kind != fstype or version not in own or (version == "v1" and "memory" not in options):
+                continue
+            folder = _folder(root, point, own[version])
+            if folder is None or not os.access(folder, os.W_OK):
+                continue
+            if version == "v1" and os.path.exists(os.path.join(folder, "memory.limit_in_bytes")):
+                return Controller("v1", folder)
+            if version == "v2" and _v2_usable(folder):
+                return Controller("v2", folder)
+    return None
+
+
+def _write(folder: str, name: str, value: str) -> None:
+    with open(os.path.join(folder, name), "w") as f:
+        f.write(value)
+
+
+def _members(folder: str) -> list[int]:
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            return [int(pid) for pid in f.read().split()]
+    except OSError:
+        return []
+
+
+def _kill_members(folder: str) -> None:
+    """SIGKILL every process in the cgroup (v2's cgroup.kill, where the kernel has it, also catches forks)."""
+    try:
+        _write(folder, "cgroup.kill", "1")
+    except OSError:
+        pass
+    for pid in _members(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _remove(folder: str) -> bool:
+    """Kill what is left in the cgroup and remove it; False while its processes are still ending (EBUSY)."""
+    _kill_members(folder)
+    try:
+        os.rmdir(folder)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _remove_all(folders: list[str], wait: float) -> list[str]:
+    """Remove the cgroups `folders`, waiting up to `wait` seconds for their processes to end; those still busy."""
+    deadline = time.monotonic() + wait
+    while True:
+        folders = [folder for folder in folders if not _remove(folder)]
+        if not folders or time.monotonic() >= deadline:
+            return folders
+        time.sleep(PAUSE)
+
+
+class Cgroups:
+    """The memory cgroups of one grader's sandbox children (held by the zygote; `enter` runs in the child)."""
+
+    def __init__(self, controller: Controller | None, grader: int):
+        self.controller, self.grader = controller, grader
+        self.busy: list[str] = []  # removed children's cgroups whose processes were still ending
+
+    def folder(self, child: int) -> str:
+        assert self.controller is not None, "no memory controller"
+        return os.path.join(self.controller.base, f"{PREFIX}{self.grader}-{child}")
+
+    def enter(self, cap: int | None) -> str | None:
+        """In a freshly forked child: make its cgroup, cap it at `cap` bytes with no swap, move in; the version
+        that holds the cap, None where there is no cap or no cgroup could be made (the watchdog alone holds)."""
+        if self.controller is None or cap is None:
+            return None
+        folder = self.folder(os.getpid())
+        try:
+            os.mkdir(folder, 0o700)
+            if self.controller.version == "v2":
+                _write(folder, "memory.max", str(cap))
+                if os.path.exists(os.path.join(folder, "memory.swap.max")):
+                    _write(folder, "memory.swap.max", "0")
+                _write(folder, "memory.oom.group", "1")
+            else:
+                _write(folder, "memory.limit_in_bytes", str(cap))
+                if os.path.exists(os.path.join(folder, "memory.memsw.limit_in_bytes")):  # memory and swap
+                    _write(folder, "memory.memsw.limit_in_bytes", str(cap))
+            _write(folder, "cgroup.procs", str(os.getpid()))
+        except OSError:
+            return None  # what was made is removed with the child's cgroup once it ended
+        return self.controller.version
+
+    def killed_for_memory(self, child: int) -> bool:
+        """Whether the kernel killed a process of the child's cgroup for passing its cap (read once it ended)."""
+        if self.controller is None:
+            return False
+        name = "memory.events" if self.controller.version == "v2" else "memory.oom_control"
+        try:
+            with open(os.path.join(self.folder(child), name)) as f:
+                counts = dict(line.split() for line in f if len(line.split()) == 2)
+        except OSError:
+            return False
+        return int(counts.get("oom_kill", 0)) > 0
+
+    def remove(self, child: int) -> None:
+        """Kill what is left in the child's cgroup and remove it, now or, while its processes end, later."""
+        if self.controller is not None and not _remove(self.folder(child)):
+            self.busy.append(self.folder(child))
+
+    def sweep(self, wait: float = 0.0) -> None:
+        """Remove the cgroups that were still busy, waiting up to `wait` seconds for their processes to end."""
+        self.busy = _remove_all(self.busy, wait)
+
+
+def remove_stale(controller: Controller | None = None) -> int:
+    """Remove the sandbox cgroups below this process's own whose grader is no longer running (killed before it
+    could clean up); how many were removed."""
+    controller = controller or find()
+    if controller is None:
+        return 0
+    stale = []
+    for name in os.listdir(controller.base):
+        grader, _, child = name[len(PREFIX):].partition("-")
+        if name.startswith(PREFIX) and grader.isdigit() and child.isdigit() and not os.path.exists(f"/proc/{grader}"):
+            stale.append(os.path.join(controller.base, name))
+    return len(stale) - len(_remove_all(stale, wait=STALE_WAIT))
+
+
+def offer_first() -> None:
+    """Make this process (PID 1 of a sandbox) the OOM killer's first choice: under cgroup v1, which cannot kill a
+    cgroup whole, its death ends every process of its PID namespace."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass

@@ -1,0 +1,92 @@
+"""The memory cgroup of each sandbox child (grader/sandbox/cgroup.py): capped at the sandbox's memory, holding every
+process of the sandbox, named in the results' isolation record, and never left behind, not even by a grader that
+was killed. Skipped where no memory controller is writable (not root, none delegated): there the watchdog alone
+holds the cap, as test_memory_under_load shows."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader.results import VALIDATOR, isolation_level
+from grader.sandbox import cgroup
+from grader.sandbox.policy import sandbox_config
+from grader.sandbox.remote import ChildPool, Submission
+from grader.sandbox.zygote import Zygote
+
+GIB = 2**30
+PROBES = "def ping():\n    return True\n"
+LIMIT_FILE = {"v2": "memory.max", "v1": "memory.limit_in_bytes"}
+
+
+@pytest.fixture
+def controller():
+    found = cgroup.find() if sys.platform.startswith("linux") else None
+    if found is None:
+        pytest.skip("no writable memory controller here (not root, or no memory cgroup delegated to the grader)")
+    return found
+
+
+def _read(folder: str, name: str) -> str:
+    with open(os.path.join(folder, name)) as f:
+        return f.read()
+
+
+def test_each_child_runs_in_its_own_memory_cgroup_and_the_isolation_record_says_which(sandboxed, controller):
+    sub = sandboxed(PROBES, GIB // 2)
+    assert sub.ping() is True
+    child = sub._child
+    folder = cgroup.Cgroups(controller, os.getpid()).folder(child.pid)
+    assert int(_read(folder, LIMIT_FILE[controller.version])) == GIB // 2
+    members = {int(pid) for pid in _read(folder, "cgroup.procs").split()}
+    assert {child.pid, child.inner_pid} <= members  # the child's first process and the submission's
+    record = isolation_level(sub.isolation)
+    assert record["memory_cgroup"] == controller.version and "memory-cgroup" in record["level"].split("+")
+    schema = VALIDATOR.evolve(schema=VALIDATOR.schema["properties"]["isolation"])
+    assert [e.message for e in schema.iter_errors(record)] == []
+    sub.close()
+
+
+def test_the_isolation_record_names_no_cgroup_but_those_that_exist():
+    for reported in (None, "v3", 2, ["v1"]):  # none made, or a value no child of ours sends
+        record = isolation_level({"watchdog": True, "memory_cgroup": reported})
+        assert record["memory_cgroup"] is None and record["level"] == "watchdog+rlimits"
+    assert isolation_level({"memory_cgroup": "v1"})["level"] == "memory-cgroup+rlimits"
+
+
+def test_no_memory_cgroup_outlives_its_child(tmp_path, controller):
+    """A child reaped after its call, one discarded, and the spare a pool starts ahead: all gone once the zygote
+    is closed (and each existed while its child ran)."""
+    (tmp_path / "demo.py").write_text(PROBES)
+    config = {**sandbox_config(tmp_path, GIB // 2, 2**20), "topic": "demo", "forbidden": []}
+    zygote = Zygote()
+    cgroups = cgroup.Cgroups(controller, os.getpid())
+    pool = ChildPool(zygote)
+    reaped, discarded = Submission(pool, config), Submission(pool, config)
+    for sub in (reaped, discarded):
+        assert sub.ping() is True
+        assert os.path.isdir(cgroups.folder(sub._child.pid))
+    reaped._child.close()
+    discarded.close()
+    children = [child.pid for child in pool.started]
+    assert len(children) == 3  # with the spare
+    pool.close()
+    zygote.close()
+    assert [pid for pid in children if os.path.exists(cgroups.folder(pid))] == []
+
+
+def test_cgroups_left_by_a_killed_grader_are_removed_at_the_next_start(controller):
+    gone = cgroup.Cgroups(controller, 4200000).folder(1)  # above the largest pid Linux hands out
+    running = cgroup.Cgroups(controller, os.getpid()).folder(1)  # no child of this grader has pid 1
+    for folder in (gone, running):
+        os.mkdir(folder)
+    left = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(60)"])
+    try:
+        with open(os.path.join(gone, "cgroup.procs"), "w") as f:
+            f.write(str(left.pid))  # a process the killed grader's sandbox left running
+        assert cgroup.remove_stale(controller) == 1
+        assert not os.path.exists(gone) and os.path.isdir(running)
+        assert left.wait(timeout=5) == -9
+    finally:
+        left.kill()
+        os.rmdir(running)
