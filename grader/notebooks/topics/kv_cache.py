@@ -22,17 +22,30 @@ EXPERIMENTS = [
 
 A Llama-3-8B-like config (32 layers, 8 KV heads of 128) in bf16 on an 80 GB GPU with 16 GB of weights and 4 GB
 reserved: the KV cache of one sequence grows linearly with its context, and the number of sequences that fit
-falls as its inverse. The dashed line is the same model with full multi-head attention (32 KV heads).
+falls as its inverse. The dashed line is the same model with full multi-head attention (32 KV heads). Where the
+reference is installed and the functions are yours, its values are drawn as black dots.
 """, """
 config = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096}
 mha = {**config, "num_key_value_heads": 32}
 lengths = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 GB = 10**9
+
+
+def per_sequence_gb(module, cfg):
+    return [module.kv_cache_bytes(cfg, n) / GB for n in lengths]
+
+
+def fitting(module, cfg):
+    return [module.max_concurrent_sequences(cfg, 80 * GB, 16 * GB, n, reserved_bytes=4 * GB) for n in lengths]
+
+
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-for cfg, style, name in ((config, "-o", "GQA, 8 KV heads"), (mha, "--s", "MHA, 32 KV heads")):
-    left.plot(lengths, [impl.kv_cache_bytes(cfg, n) / GB for n in lengths], style, label=name)
-    right.plot(lengths, [impl.max_concurrent_sequences(cfg, 80 * GB, 16 * GB, n, reserved_bytes=4 * GB)
-                         for n in lengths], style, label=name)
+for ax, draw, name in ((left, per_sequence_gb, "kv_cache_bytes"), (right, fitting, "max_concurrent_sequences")):
+    mine = getattr(impl, name) is not getattr(ref, name, None)
+    for cfg, style, heads in ((config, "-o", "GQA, 8 KV heads"), (mha, "--s", "MHA, 32 KV heads")):
+        ax.plot(lengths, draw(impl, cfg), style, label=f"{heads} ({'yours' if mine else 'reference'})")
+        if ref is not None and mine:
+            ax.plot(lengths, draw(ref, cfg), "k.", label="reference" if cfg is config else None)
 left.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="KV cache of one sequence (GB)",
          title="memory per sequence")
 right.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="sequences that fit",
