@@ -1,6 +1,10 @@
-"""`grade-batch --shard K/N` and `infergrade merge`, run for real on a small class (kv_cache's public checks): the
-shards are disjoint and cover the class, and merged they give the grades.csv, batch.json and report of one run;
-bad --shard values and shards that do not make one class are refused before anything is written."""
+"""`grade-batch --shard K/N` and `infergrade merge` on a small class (kv_cache's public checks): the shards are
+disjoint and cover the class, and merged they give the grades.csv, batch.json and report of one run; bad --shard
+values and shards that do not make one class are refused before anything is written.
+
+The commands run in this process, each submission graded by the workers' own function rather than in a pool of
+spawned workers (test_batch runs the pool): the class is graded three times, and a pool would import torch twice
+per run."""
 import csv
 import json
 import os
@@ -16,40 +20,47 @@ import pytest
 from click.testing import CliRunner
 
 from grader import batch
-from grader.instructor import grade_batch, merge_cmd
+from grader.instructor import grade_batch, merge_cmd, report_cmd
 from grader.sandbox.policy import REPO
 
 pytestmark = pytest.mark.xdist_group("shard_merge")  # one worker grades the class once for every test here
 SOLUTION = (REPO / "solutions" / "kv_cache.py").read_text()
 MUTANT = (REPO / "tests" / "mutants" / "kv_cache" / "uses_query_heads.py").read_text()
 SHARDS = 2
-GRADE = ("--topic", "kv_cache", "--public", "--seed", 3, "--jobs", 1)
 
 
-def infergrade(*args, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+def grade_here(paths, topics, hidden, seed, jobs, previous=None):
+    """batch.grade_all without its pool: each upload graded in this process by the function a worker runs."""
+    for path in paths:
+        yield batch.Outcome(path, *batch.grade_one(path, topics, hidden, seed))
+
+
+def run(command, *args) -> tuple[int, str]:
+    """The exit code and output (standard error included) of an instructor command run here."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batch, "grade_all", grade_here)
+        result = CliRunner().invoke(command, [str(a) for a in args], catch_exceptions=False)
+    return result.exit_code, result.output
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """A class of three graded once whole and once in two shards, merged: the root folder holding class/, whole/,
-    shard-1/, shard-2/ and merged/, and the merge's completed process."""
+    """A class of three graded once whole and once in two shards, merged: the folder holding class/, whole/,
+    shard-1/, shard-2/ and merged/, and the merge's exit code and output."""
     root = tmp_path_factory.mktemp("shards")
     for name, source in (("ada", SOLUTION), ("bo", SOLUTION + MUTANT)):
         (root / "class" / name).mkdir(parents=True)
         (root / "class" / name / "kv_cache.py").write_text(source)
     with zipfile.ZipFile(root / "class" / "ed.zip", "w") as z:              # graded as an error (no topic module)
         z.writestr("notes.txt", "no code")
-    whole = infergrade("grade-batch", "class", "--out", "whole", *GRADE, cwd=root)
-    assert whole.returncode == 1, whole.stderr                             # ed could not be graded
+    grading = ("--topic", "kv_cache", "--public", "--seed", 3)
+    code, said = run(grade_batch, root / "class", "--out", root / "whole", *grading)
+    assert code == 1, said                                                  # ed could not be graded
     for k in range(1, SHARDS + 1):
-        shard = infergrade("grade-batch", "class", "--out", f"shard-{k}", "--shard", f"{k}/{SHARDS}", *GRADE,
-                           cwd=root)
-        assert shard.returncode in (0, 1) and f"shard {k}/{SHARDS} of a class of 3" in shard.stderr, shard.stderr
-    merged = infergrade("merge", *(f"shard-{k}" for k in range(1, SHARDS + 1)), "--out", "merged", cwd=root)
-    return root, merged
+        code, said = run(grade_batch, root / "class", "--out", root / f"shard-{k}", "--shard", f"{k}/{SHARDS}",
+                         *grading)
+        assert code in (0, 1) and f"shard {k}/{SHARDS} of a class of 3" in said, said
+    return root, run(merge_cmd, *(root / f"shard-{k}" for k in range(1, SHARDS + 1)), "--out", root / "merged")
 
 
 def rows(path: Path) -> list[dict]:
@@ -65,8 +76,8 @@ def without_timings(page: str) -> str:
 
 
 def test_merged_shards_give_the_grades_and_report_of_one_run(graded):
-    root, merged = graded
-    assert merged.returncode == 1, merged.stderr                            # as the whole run: ed is an error
+    root, (code, said) = graded
+    assert code == 1, said                                                  # as the whole run: ed is an error
     whole, out = root / "whole", root / "merged"
     assert (out / "grades.csv").read_bytes() == (whole / "grades.csv").read_bytes()
     assert [r["student"] for r in rows(out / "grades.csv")] == ["ada", "bo", "ed"]
@@ -79,8 +90,8 @@ def test_merged_shards_give_the_grades_and_report_of_one_run(graded):
     written = {p.name: p.read_bytes() for k in range(1, SHARDS + 1) for p in (root / f"shard-{k}").glob("*.json")
                if p.name != "batch.json"}
     assert {p.name: p.read_bytes() for p in out.glob("*.json") if p.name != "batch.json"} == written  # as written
-    report = infergrade("report", "whole", "--out", "whole.html", cwd=root)
-    assert report.returncode == 0 and merged.stdout == report.stdout      # the same headline
+    reported, headline = run(report_cmd, whole, "--out", root / "whole.html")
+    assert reported == 0 and said.splitlines()[0] == headline.splitlines()[0] and "uses_query_heads" in said
     assert without_timings((out / "report.html").read_text()) == without_timings((root / "whole.html").read_text())
 
 
@@ -119,8 +130,8 @@ def test_a_slice_is_the_same_under_any_hash_seed():
 @pytest.mark.parametrize("value", ["0/3", "4/3", "1/0", "a/b", "3", "-1/2", "1/2/3", "²/3"])
 def test_a_bad_shard_is_a_usage_error_naming_the_option(tmp_path, value):
     (tmp_path / "ada").mkdir()
-    result = CliRunner().invoke(grade_batch, [str(tmp_path), "--out", str(tmp_path / "out"), "--shard", value])
-    assert result.exit_code == 2 and "--shard" in result.output and value in result.output
+    code, said = run(grade_batch, tmp_path, "--out", tmp_path / "out", "--shard", value)
+    assert code == 2 and "--shard" in said and value in said
     assert not (tmp_path / "out").exists()
 
 
@@ -128,16 +139,15 @@ def test_a_shard_folder_takes_only_its_own_shard(graded):
     root, _ = graded
     for out, shard, held in (("shard-1", "2/2", "1/2"), ("whole", "1/2", "whole class"), ("shard-1", None, "1/2")):
         before = (root / out / "batch.json").read_bytes()
-        args = [str(root / "class"), "--out", str(root / out)] + (["--shard", shard] if shard else [])
-        result = CliRunner().invoke(grade_batch, args)
-        assert result.exit_code == 2 and held in result.output, result.output
+        code, said = run(grade_batch, root / "class", "--out", root / out, *(["--shard", shard] if shard else []))
+        assert code == 2 and held in said, said
         assert (root / out / "batch.json").read_bytes() == before
 
 
 def test_a_shard_with_no_student_writes_an_empty_slice(graded):
     root, _ = graded
-    result = infergrade("grade-batch", "class", "--out", "empty", "--shard", "6/6", *GRADE, cwd=root)
-    assert result.returncode == 0, result.stderr
+    code, said = run(grade_batch, root / "class", "--out", root / "empty", "--shard", "6/6", "--public")
+    assert code == 0, said
     assert rows(root / "empty" / "grades.csv") == []
     shard = json.loads((root / "empty" / "batch.json").read_text())["shard"]
     assert (shard["index"], shard["count"], shard["class_size"], shard["students"]) == (6, 6, 3, [])
@@ -175,28 +185,28 @@ def test_merge_refuses_shards_that_differ(graded, tmp_path, what):
     root, _ = graded
     change, said = REFUSALS[what]
     odd = copy_of(root, tmp_path, "shard-2", change)
-    result = CliRunner().invoke(merge_cmd, [str(root / "shard-1"), str(odd), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2 and said in result.output, result.output
-    assert what == "students" or str(odd) in result.output
+    code, output = run(merge_cmd, root / "shard-1", odd, "--out", tmp_path / "out")
+    assert code == 2 and said in output, output
+    assert what == "students" or str(odd) in output
     assert not (tmp_path / "out").exists()
 
 
 def test_merge_refuses_missing_repeated_and_overlapping_shards_and_other_folders(graded, tmp_path):
     root, _ = graded
-    one, two = str(root / "shard-1"), str(root / "shard-2")
-    again = str(copy_of(root, tmp_path, "shard-1"))
-    relabelled = str(copy_of(root, tmp_path, "shard-1", lambda d: d["shard"].update(index=2), "relabelled"))
+    one, two = root / "shard-1", root / "shard-2"
+    again = copy_of(root, tmp_path, "shard-1")
+    relabelled = copy_of(root, tmp_path, "shard-1", lambda d: d["shard"].update(index=2), "relabelled")
     cases = [([one], ["2 of 2", "missing"]), ([one, one], ["given twice"]), ([one, again], ["1/2", "given twice"]),
-             ([one, relabelled], ["ada", "two shards", relabelled]), ([one, str(root / "whole")], ["whole class"]),
-             ([one, str(root / "class")], ["batch.json"])]
-    for folders, said in cases:
-        result = CliRunner().invoke(merge_cmd, [*folders, "--out", str(tmp_path / "out")])
-        assert result.exit_code == 2 and all(s in result.output for s in said), (folders, result.output)
+             ([one, relabelled], ["ada", "two shards", str(relabelled)]), ([one, root / "whole"], ["whole class"]),
+             ([one, root / "class"], ["batch.json"])]
+    for folders, expected in cases:
+        code, said = run(merge_cmd, *folders, "--out", tmp_path / "out")
+        assert code == 2 and all(s in said for s in expected), (folders, said)
         assert not (tmp_path / "out").exists()
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("")
-    result = CliRunner().invoke(merge_cmd, [one, two, "--out", str(tmp_path / "full")])
-    assert result.exit_code == 2 and "not an empty folder" in result.output
+    code, said = run(merge_cmd, one, two, "--out", tmp_path / "full")
+    assert code == 2 and "not an empty folder" in said
     assert [p.name for p in (tmp_path / "full").iterdir()] == ["keep.txt"]
 
 
@@ -205,6 +215,6 @@ def test_merge_refuses_a_results_file_that_is_not_one(graded, tmp_path):
     broken = copy_of(root, tmp_path, "shard-1")
     doc = json.loads((broken / "ada.json").read_text())
     (broken / "ada.json").write_text(json.dumps(doc | {"score": doc["max_score"] + 1}))
-    result = CliRunner().invoke(merge_cmd, [str(broken), str(root / "shard-2"), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2 and str(broken / "ada.json") in result.output
+    code, said = run(merge_cmd, broken, root / "shard-2", "--out", tmp_path / "out")
+    assert code == 2 and str(broken / "ada.json") in said
     assert not (tmp_path / "out").exists()
