@@ -84,11 +84,8 @@ def test_a_helper_process_does_not_hide_the_full_score_matrix(tmp_path):
 
 
 @linux_only
-def test_workers_cannot_share_out_more_memory_than_one_sandbox_has(sandboxed, watchdog_alone):
-    sub = sandboxed(PROBES, 2 * GIB, timeout=40, zygote_=watchdog_alone)
-    sub.ping()
-    if not sub.isolation.get("watchdog"):
-        pytest.skip("no watchdog here (no private root)")
+def test_workers_cannot_share_out_more_memory_than_one_sandbox_has(capped):
+    sub = capped(PROBES, 2 * GIB, timeout=40)
     started = time.monotonic()
     with pytest.raises(ChildFailure, match="together held more than"):
         sub.hold(2, 1.5)                      # 3 GiB in two processes, each under its own 2 GiB headroom

@@ -84,17 +84,14 @@ def ping():
 
 
 @linux_only
-def test_workers_that_make_themselves_unreadable_still_count(sandboxed, watchdog_alone):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40, zygote_=watchdog_alone)
-    sub.ping()
-    if not sub.isolation.get("watchdog"):
-        pytest.skip("no watchdog here (no private root)")
+def test_workers_that_make_themselves_unreadable_still_count(capped):
+    sub = capped(PROBES, 1 * GIB, timeout=40)
     started = time.monotonic()
     with pytest.raises(ChildFailure, match="together held more than"):
         sub.hold_unreadable(2, 0.75)          # 1.5 GiB in two non-dumpable processes, each under its headroom
     assert time.monotonic() - started < 20    # killed when the sum passed the cap, not at the end of the call
     sub.close()
-    after = sandboxed(PROBES, 1 * GIB, timeout=40, zygote_=watchdog_alone)
+    after = capped(PROBES, 1 * GIB, timeout=40)
     assert after.ping() is True               # the next child starts as usual
     after.close()
 

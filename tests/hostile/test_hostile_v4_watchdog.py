@@ -64,11 +64,8 @@ def ping():
 
 
 @linux_only
-def test_workers_that_re_fork_between_samples_are_still_killed(sandboxed, watchdog_alone):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40, zygote_=watchdog_alone)
-    sub.ping()
-    if not sub.isolation.get("watchdog"):
-        pytest.skip("no watchdog here (no private root)")
+def test_workers_that_re_fork_between_samples_are_still_killed(capped):
+    sub = capped(PROBES, 1 * GIB, timeout=40)
     with pytest.raises(ChildFailure, match="together held more than"):
         sub.churn(3, 0.9, 15)                 # 2.7 GiB in three lines of processes, each under its own headroom
     sub.close()
