@@ -18,7 +18,8 @@ EXPERIMENTS = [
 
 Each box is a step, placed at its earliest start and as long as its duration; arrows are `deps` (solid) and
 `order` (dotted). The critical path is red. Below: the same task with the habit of running the two searches one
-after the other dropped.
+after the other dropped. Where the reference is installed and the functions are yours, each title adds the
+reference's total and path, and a black tick marks the reference's end of each step.
 """, """
 durations = {"plan": 2.0, "search_code": 1.5, "search_docs": 2.5, "read_file": 0.4, "edit": 3.0,
              "run_tests": 4.0, "lint": 1.0, "summarize": 1.2}
@@ -44,7 +45,14 @@ def draw(ax, order):
                             arrowprops=dict(arrowstyle="->", color="C3" if red else "gray",
                                             linestyle="-" if kind == "deps" else ":"))
     ax.set_yticks([])
-    ax.set_title(f"total {total:.1f} s; critical path: {' -> '.join(path)}", fontsize=9)
+    mine = impl.critical_path is not getattr(ref, "critical_path", None)
+    title = f"{'yours' if mine else 'reference'}: total {total:.1f} s; critical path: {' -> '.join(path)}"
+    if ref is not None and mine:
+        ref_total, ref_path = ref.critical_path(durations, deps, order)
+        title += f"\\nreference: total {ref_total:.1f} s; critical path: {' -> '.join(ref_path)}"
+        for step, (start, end) in ref.schedule(durations, deps, order).items():
+            ax.plot([end, end], [rows[step] - 0.4, rows[step] + 0.4], color="k", linewidth=2)
+    ax.set_title(title, fontsize=9)
 
 fig, axes = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
 draw(axes[0], order)

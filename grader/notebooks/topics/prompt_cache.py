@@ -22,6 +22,7 @@ EXPERIMENTS = [
 Sessions of 2 to 12 turns with a 2,000-token system prompt and 300 new tokens per turn: once with the stable
 part first, once with a timestamp token in front that changes each turn. Each point is one session length: hit
 rate against the session's cost (prices per token of input, cache write, cache read and output in dollars).
+Where the reference is installed and `session_cost` is yours, its points are drawn as black crosses.
 """, """
 prices = {"input": 3e-6, "cache_write": 3.75e-6, "cache_read": 0.3e-6, "output": 15e-6}
 system = list(range(1000, 3000))
@@ -34,10 +35,16 @@ def turns(n, timestamp_first):
         out.append({"prompt": prompt, "output_tokens": 200})
     return out
 
+mine = impl.session_cost is not getattr(ref, "session_cost", None)
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for timestamp_first, style, name in ((False, "-o", "stable prefix first"), (True, "--s", "timestamp first")):
     costs = [impl.session_cost(turns(n, timestamp_first), prices, 64, 1024) for n in range(2, 13)]
-    ax.plot([c["hit_rate"] for c in costs], [c["total_cost"] for c in costs], style, label=name)
+    ax.plot([c["hit_rate"] for c in costs], [c["total_cost"] for c in costs], style,
+            label=f"{name} ({'yours' if mine else 'reference'})")
+    if ref is not None and mine:
+        theirs = [ref.session_cost(turns(n, timestamp_first), prices, 64, 1024) for n in range(2, 13)]
+        ax.plot([c["hit_rate"] for c in theirs], [c["total_cost"] for c in theirs], "kx",
+                label="reference" if not timestamp_first else None)
 ax.set(xlabel="cache hit rate (cached prompt tokens / prompt tokens)", ylabel="session cost ($)",
        title="the same sessions, 2 to 12 turns")
 ax.legend()
