@@ -281,3 +281,14 @@ def test_results_that_cannot_be_written_are_a_plain_error(tmp_path):
     with pytest.raises(click.UsageError) as caught:
         _write({"topics": []}, blocker / "results.json", "json")
     assert str(blocker / "results.json") in caught.value.message
+
+
+def test_a_check_waiting_on_another_function_hints_at_the_function_to_write():
+    """A top_p_filter check that stopped at filtered_probs' NotImplementedError points at filtered_probs' hints."""
+    from grader.exporters.terminal import _topic_lines
+
+    waiting = {"id": "sampling.top_p_pipeline", "status": "not_started", "function": "filtered_probs",
+               "hint": "sampling.top_p_filter", "points": 2, "message": "", "title": "a pipeline"}
+    topic = {"id": "sampling", "status": "completed", "message": "", "score": 0, "max_score": 2, "checks": [waiting]}
+    (line,) = [line for line in _topic_lines(topic, False, set()) if "NOT STARTED" in line]
+    assert "infergrade hint sampling.filtered_probs" in line and "top_p_filter" not in line

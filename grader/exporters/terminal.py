@@ -66,7 +66,9 @@ def _topic_lines(topic: dict, verbose: bool, explained: set[str]) -> list[str]:
         elif c["status"] != "passed" or verbose:
             lines += _check_lines(topic["id"], c, explained)
     for function, waiting in not_started.items():
-        hint = next((c["hint"] for c in waiting if c["hint"]), None)
+        # the hint of the function to write, not of the checks' own (a top_p_filter check waiting on filtered_probs)
+        hint = f"{topic['id']}.{function.split('.')[0]}" if waiting[0]["function"] else \
+            next((c["hint"] for c in waiting if c["hint"]), None)
         lines.append(f"  {click.style('NOT STARTED', fg='yellow')} {function}: {_checks(len(waiting))} "
                      f"({sum(c['points'] for c in waiting)} pt)" + (f" — hint: infergrade hint {hint}" if hint else ""))
     if interrupted:
