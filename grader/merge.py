@@ -105,12 +105,13 @@ def read_results(shards: list[ShardFolder]) -> dict[str, str | None]:
                 texts[name] = None
                 continue
             try:
-                wrong = problems(json.loads(path.read_text()))
-            except ValueError as exc:
+                text = path.read_text()
+                wrong = problems(json.loads(text))
+            except ValueError as exc:  # not UTF-8, not JSON
                 wrong = [str(exc)]
             if wrong:
                 raise ValueError(f"{path} is not a valid results file ({wrong[0]})")
-            texts[name] = path.read_text()
+            texts[name] = text
     return texts
 
 
