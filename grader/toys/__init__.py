@@ -1,4 +1,4 @@
-"""Objects the grader builds inside the sandboxed child (seeded generators, state readers).
+"""Objects the grader builds inside the sandboxed child (seeded generators, state readers, pure toy models).
 
 The sandbox imports this package before it forks, so a child never reads grader files from disk.
 """
