@@ -88,8 +88,9 @@ def _covered(path: str, bound: list[str]) -> bool:
 def submission_files(source: str) -> Iterator[tuple[str, str]]:
     """(path relative to `source`, path) of each entry the sandbox's copy of the submission folder holds, in copy
     order: regular files and links (never followed), outside caches and linked folders, the modules first in each
-    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries, a folder walked counting
-    as one (so that no tree of empty folders makes the walk long). The results hash these."""
+    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries, each folder walked and each
+    file looked at counting as one, taken or not (so that no tree of empty folders, nor any number of files left out,
+    makes the walk long). The results hash these."""
     budget, files_left = SUBMISSION_BYTES, SUBMISSION_FILES
     for folder, dirs, files in os.walk(source):
         if files_left == 0:
@@ -97,6 +98,9 @@ def submission_files(source: str) -> Iterator[tuple[str, str]]:
         files_left -= folder != source
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)  # os.walk never goes down a link
         for name in sorted(files, key=lambda n: (not n.endswith(".py"), n)):
+            if files_left == 0:
+                return
+            files_left -= 1  # every entry looked at counts, taken or not (no number of left-out files is free)
             path = os.path.join(folder, name)
             try:
                 info = os.lstat(path)
@@ -105,9 +109,9 @@ def submission_files(source: str) -> Iterator[tuple[str, str]]:
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
                 continue
             cost = PAGE * (1 + info.st_size // PAGE) if stat.S_ISREG(info.st_mode) else 0
-            if cost > budget or files_left == 0:
+            if cost > budget:
                 continue
-            budget, files_left = budget - cost, files_left - 1
+            budget -= cost
             yield os.path.relpath(path, source), path
 
 

@@ -66,3 +66,40 @@ def test_a_tree_of_empty_folders_is_walked_only_as_far_as_the_entry_budget(tmp_p
     monkeypatch.setattr(mounts.os, "walk", counting_walk)
     assert [relative for relative, _ in mounts.submission_files(str(tmp_path))] == ["kv_cache.py"]
     assert len(walked) <= mounts.SUBMISSION_FILES + 1
+
+
+def counted_lstat(monkeypatch) -> list:
+    """The paths mounts.submission_files looks at, as they are looked at."""
+    looked = []
+    real_lstat = os.lstat
+
+    def counting_lstat(path, *args, **kwargs):
+        looked.append(path)
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(mounts.os, "lstat", counting_lstat)
+    return looked
+
+
+def test_a_folder_of_many_files_is_looked_at_only_as_far_as_the_entry_budget(tmp_path, monkeypatch):
+    """Found: the walk stopped taking files at the budget but went on looking at each one (an lstat apiece), per
+    check: 200,000 empty files beside kv_cache.py cost 3.7 s a walk."""
+    (tmp_path / "kv_cache.py").write_text(KV)
+    for i in range(2 * mounts.SUBMISSION_FILES):
+        (tmp_path / f"junk{i:05}").touch()
+    looked = counted_lstat(monkeypatch)
+    taken = [relative for relative, _ in mounts.submission_files(str(tmp_path))]
+    assert taken[0] == "kv_cache.py" and len(taken) == mounts.SUBMISSION_FILES
+    assert len(looked) <= mounts.SUBMISSION_FILES
+
+
+def test_files_past_the_byte_budget_are_looked_at_only_as_far_as_the_entry_budget(tmp_path, monkeypatch):
+    """Files too large to copy were each looked at and left out without counting: sparse files of 33 MiB cost no
+    disk, and any number of them made the walk as long."""
+    (tmp_path / "kv_cache.py").write_text(KV)
+    for i in range(2 * mounts.SUBMISSION_FILES):
+        with open(tmp_path / f"sparse{i:05}", "wb") as f:
+            f.truncate(mounts.SUBMISSION_BYTES + 1)
+    looked = counted_lstat(monkeypatch)
+    assert [relative for relative, _ in mounts.submission_files(str(tmp_path))] == ["kv_cache.py"]
+    assert len(looked) <= mounts.SUBMISSION_FILES
