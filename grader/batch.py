@@ -341,7 +341,8 @@ def write_csv(out: Path, topics: list[str], docs: dict[str, dict | None], max_sc
     total, the maximum (kept for a submission that could not be graded), the status, why, and the seed."""
     path = out / "grades.csv"
     with path.open("w", newline="") as f:
-        writer = csv.writer(f)
+        # every cell quoted: a spreadsheet that splits on ';' (a comma-decimal locale's) keeps a name with ';' whole
+        writer = csv.writer(f, quoting=csv.QUOTE_ALL)
         writer.writerow(["student", *topics, "total", "max", "status", "reason", "seed"])
         for name in sorted(docs):
             writer.writerow([_cell(name), *_row(docs[name], topics, max_scores)])
