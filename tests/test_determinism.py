@@ -1,9 +1,12 @@
 """The same submission and seed give byte-identical results, times and durations aside, over every topic."""
 import json
+import subprocess
+import sys
 
 import pytest
 
 from grader.grading import grade
+from grader.sandbox.policy import REPO
 from grader.selftest import SOLUTIONS_DIR, mutant_submission, mutants
 from grader.topics import all_topics
 
@@ -29,11 +32,26 @@ def failing_submission(tmp_path):
     return folder
 
 
+GRADE_ELSEWHERE = """
+import json, sys
+from pathlib import Path
+from grader.grading import grade
+from grader.sandbox.policy import REPO
+from grader.topics import all_topics
+print(json.dumps(grade(Path(sys.argv[1]), all_topics(), hidden=True, seed=424242, with_progress=False)))
+"""
+
+
 @pytest.mark.parametrize("which", ["solutions", "mutants"])
 def test_two_grades_with_one_seed_are_identical(tmp_path, which):
+    """One grade here and one in another grader process: nothing that decides a result may be drawn per process
+    (a regrade, `--resume` and shards rely on it)."""
     folder = SOLUTIONS_DIR if which == "solutions" else failing_submission(tmp_path)
-    first, second = (json.dumps(without_times(grade(folder, all_topics(), hidden=True, seed=424242,
-                                                    with_progress=False)), indent=1) for _ in range(2))
+    here = grade(folder, all_topics(), hidden=True, seed=424242, with_progress=False)
+    elsewhere = subprocess.run([sys.executable, "-c", GRADE_ELSEWHERE, str(folder)], cwd=REPO, capture_output=True,
+                               text=True, timeout=900, check=True)
+    first, second = (json.dumps(without_times(doc), indent=1)
+                     for doc in (here, json.loads(elsewhere.stdout.strip().splitlines()[-1])))
     doc = json.loads(first)
     assert doc["status"] == "completed" and [t["id"] for t in doc["topics"]] == all_topics()
     if which == "mutants":

@@ -6,7 +6,6 @@ import hashlib
 import os
 import pickle
 import resource
-import secrets
 import shutil
 import signal
 import socket
@@ -35,8 +34,12 @@ OUTPUT_BYTES = 1 * 2**20
 # reply of a correct submission (serving's simulated records, 170 kB); a check that needs more raises it
 # (sub.set_reply_budget). Without it a 48 MiB reply cost the grader gigabytes once a check converted it.
 REPLY_BYTES = 2 * 2**20
-# the key of the global seeds children get (`Submission.restart`): this grader process's, never in a child's memory
-GLOBAL_SEED_KEY = secrets.token_bytes(16)
+# The key of the seeds children get (generators, `Submission.restart`'s global seed). It is fixed, so that one --seed
+# grades alike in every process (a regrade, --resume, shards). It hides a check's seed from `initial_seed()`: a
+# child would need hours of hashing to recover it, far past a check's budget. It does not stop a leak of a few bits
+# of a hidden case by pass/fail patterns across submissions (the inputs give the seed as well as the seed does);
+# a seed drawn per submission (grade's default) does.
+SEED_KEY = b"infergrade:child-seed:1"
 SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
 
 
@@ -472,8 +475,8 @@ class Remote:
 
 
 def keyed_seed(seed: int) -> int:
-    """A 32-bit seed (numpy's limit) that differs where `seed` does and says nothing of it without the key."""
-    digest = hashlib.blake2b(str(seed).encode(), key=GLOBAL_SEED_KEY, digest_size=4).digest()
+    """A 32-bit seed (numpy's limit) that differs where `seed` does and is costly to trace back to it (SEED_KEY)."""
+    digest = hashlib.blake2b(str(seed).encode(), key=SEED_KEY, digest_size=4).digest()
     return int.from_bytes(digest, "little")
 
 
