@@ -112,11 +112,27 @@ def _unpack_tar(stream, into: Path, budget: Budget) -> None:
                 raise BadArchive(f"{member.name!r} is a link, a device or a sparse file, not a plain file")
 
 
+def _directory_signatures(archive: Path) -> int:
+    """How many directory entry signatures the bytes that zipfile reads as the central directory hold, found as
+    zipfile finds them (its end record reader, and its offsets, zip64 included); 0 where it finds no end record."""
+    with archive.open("rb") as f:
+        end = zipfile._EndRecData(f)
+        if end is None:
+            return 0  # zipfile refuses it itself
+        size, offset = end[zipfile._ECD_SIZE], end[zipfile._ECD_OFFSET]
+        start = end[zipfile._ECD_LOCATION] - size  # where zipfile reads from: concat + offset in _RealGetContents
+        if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:
+            start -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator
+        f.seek(max(start, 0))
+        return f.read(size).count(ZIP_DIRECTORY_ENTRY)
+
+
 def _unpack_zip(archive: Path, into: Path, budget: Budget) -> None:
     # zipfile reads the whole central directory into objects before any member, however many its end record
     # declares: a 16 MiB zip of 190,000 empty entries cost 12 s and 208 MiB. Every directory entry starts with its
-    # signature, so counting the signature bounds the entries from above before zipfile sees one.
-    if archive.read_bytes().count(ZIP_DIRECTORY_ENTRY) > budget.max_members:
+    # signature, so counting the signature in the bytes zipfile will read as the directory bounds the entries from
+    # above before zipfile sees one (not in the whole file: a stored member that is itself a zip holds them too).
+    if _directory_signatures(archive) > budget.max_members:
         raise BadArchive(f"it holds more than {budget.max_members} files and folders")
     with zipfile.ZipFile(archive) as z:
         for info in z.infolist():

@@ -190,6 +190,24 @@ def deep_zip(path: Path, members: int, depth: int) -> None:
             z.writestr(f"d{i}/" + "a/" * depth, b"")
 
 
+def test_a_stored_zip_inside_a_zip_is_not_counted_as_its_members(tmp_path):
+    """A three-member upload whose one stored member is itself a zip of 2001 entries (a data file, a .whl, a
+    torch.save checkpoint: zips all, and Python's zipfile stores by default) was refused for holding more than 2000
+    files and folders: its member's bytes hold 2001 directory signatures, which the pre-count takes for its own."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as z:
+        for i in range(unpack.MAX_MEMBERS + 1):
+            z.writestr(f"a{i}", b"")
+    upload = tmp_path / "ada.zip"
+    with zipfile.ZipFile(upload, "w") as z:  # stored, as zipfile's default
+        z.writestr("sampling.py", SAMPLING)
+        z.writestr("data/cache.zip", inner.getvalue())
+    into = tmp_path / "into"
+    into.mkdir()
+    unpack.unpack(upload, into)
+    assert (into / "data" / "cache.zip").read_bytes() == inner.getvalue()
+
+
 def test_every_folder_a_deep_name_makes_is_charged_as_a_member(tmp_path):
     upload = tmp_path / "deep.zip"
     deep_zip(upload, members=3, depth=200)   # 3 members, 603 folders: unbudgeted, 2000 such made 1.8M folders
