@@ -115,6 +115,8 @@ def _unpack_tar(stream, into: Path, budget: Budget) -> None:
 def _directory_signatures(archive: Path) -> int:
     """How many directory entry signatures the bytes that zipfile reads as the central directory hold, found as
     zipfile finds them (its end record reader, and its offsets, zip64 included); 0 where it finds no end record."""
+    if not hasattr(zipfile, "_EndRecData"):  # private to zipfile: where a Python lacks it, count the whole file
+        return archive.read_bytes().count(ZIP_DIRECTORY_ENTRY)
     with archive.open("rb") as f:
         end = zipfile._EndRecData(f)
         if end is None:
