@@ -2,11 +2,13 @@
 
 The channel to the grader is a socket the child inherits, so it needs no `socket()` of its own; denying every
 family closes path-named UNIX sockets, which neither the network namespace nor Landlock (up to ABI 7) covers.
-Also denied: tracing other processes, mounting, new namespaces, kernel keyrings, BPF, io_uring and reading other
-processes' memory, and shared anonymous memory (`mmap` with MAP_SHARED | MAP_ANONYMOUS, like memfd_create): its pages
-stay resident when the last process that touched them forks and exits, out of every process's resident size, so
-the watchdog could not count them. A denied call fails with EPERM; `clone3` fails with ENOSYS so that libc falls
-back to `clone`, whose flags can be inspected. A syscall of another ABI (i386 or x32 on x86-64) kills the process.
+Also denied: tracing other processes, mounting, new namespaces, kernel keyrings, BPF, io_uring, reading other
+processes' memory, another process's resource limits (`prlimit64` with a pid other than 0: where the grader is not
+root, a submission has PID 1's uid and could lower the watchdog's limits), and shared anonymous memory (`mmap` with
+MAP_SHARED | MAP_ANONYMOUS, like memfd_create): its pages stay resident when the last process that touched them
+forks and exits, out of every process's resident size, so the watchdog could not count them. A denied call fails
+with EPERM; `clone3` fails with ENOSYS so that libc falls back to `clone`, whose flags can be inspected. A syscall
+of another ABI (i386 or x32 on x86-64) kills the process.
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ TABLES = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 163, "swapon": 167, "swapoff": 168,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "quotactl": 179, "syslog": 103, "vhangup": 153,
         "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 319, "iopl": 172, "ioperm": 173,
-        "clone": 56, "clone3": 435, "mmap": 9}),
+        "clone": 56, "clone3": 435, "mmap": 9, "prlimit64": 302}),
     "aarch64": (0xC00000B7, {
         "socket": 198, "socketpair": 199, "ptrace": 117, "mount": 40, "umount2": 39, "pivot_root": 41,
         "chroot": 51, "bpf": 280, "keyctl": 219, "add_key": 217, "request_key": 218, "unshare": 97, "setns": 268,
@@ -53,7 +55,7 @@ TABLES = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 89, "swapon": 224, "swapoff": 225,
         "reboot": 142, "sethostname": 161, "setdomainname": 162, "quotactl": 60, "syslog": 116, "vhangup": 58,
         "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "clone": 220, "clone3": 435,
-        "mmap": 222}),
+        "mmap": 222, "prlimit64": 261}),
 }
 
 
@@ -68,24 +70,29 @@ def program(machine: str) -> list[tuple[int, int, int, int]] | None:
         head.append((JGE, 0, 1, X32_BIT))  # an x32 syscall: kill (next instruction), else skip it
         head.append((RET, 0, 0, RET_KILL_PROCESS))
     checks = [numbers[name] for name in DENIED if name in numbers]  # arm64 has no iopl or ioperm
-    # after the checks: clone3 -> ENOSYS; clone -> its flags; mmap -> its flags; else ALLOW; then DENY
+    # after the checks: clone3 -> ENOSYS; clone -> its flags; mmap -> its flags; prlimit64 -> its pid; else ALLOW;
+    # then DENY
     body = []
     n = len(checks)
-    tail_len = 12  # the instructions from the first of the tail to the DENY that ends it
+    tail_len = 16  # the instructions from the first of the tail to the DENY that ends it
     for i, nr in enumerate(checks):
         to_deny = (n - i - 1) + tail_len
         body.append((JEQ, to_deny, 0, nr))
     body += [
-        (JEQ, 10, 0, numbers["clone3"]),         # -> ret ENOSYS
-        (JEQ, 2, 0, numbers["clone"]),           # -> load clone flags
-        (JEQ, 4, 0, numbers["mmap"]),            # -> load mmap flags
+        (JEQ, 14, 0, numbers["clone3"]),         # -> ret ENOSYS
+        (JEQ, 3, 0, numbers["clone"]),           # -> load clone flags
+        (JEQ, 5, 0, numbers["mmap"]),            # -> load mmap flags
+        (JEQ, 8, 0, numbers["prlimit64"]),       # -> load its pid
         (RET, 0, 0, RET_ALLOW),
         (LD_ABS_W, 0, 0, 16),                    # args[0], low 32 bits: the clone flags
-        (JSET, 6, 0, CLONE_NEW_ANY),             # -> ret deny
+        (JSET, 9, 0, CLONE_NEW_ANY),             # -> ret deny
         (RET, 0, 0, RET_ALLOW),
         (LD_ABS_W, 0, 0, 40),                    # args[3], low 32 bits: the mmap flags
         (AND, 0, 0, SHARED_ANONYMOUS),
-        (JEQ, 2, 0, SHARED_ANONYMOUS),           # -> ret deny
+        (JEQ, 5, 0, SHARED_ANONYMOUS),           # -> ret deny
+        (RET, 0, 0, RET_ALLOW),
+        (LD_ABS_W, 0, 0, 16),                    # args[0]: prlimit64's pid (a pid_t), 0 for this process
+        (JEQ, 0, 2, 0),                          # -> allow, else deny
         (RET, 0, 0, RET_ALLOW),
         (RET, 0, 0, RET_ERRNO | errno.ENOSYS),
         (RET, 0, 0, deny),
