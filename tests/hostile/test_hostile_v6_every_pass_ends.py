@@ -71,7 +71,7 @@ def ping():
 
 @linux_only
 def test_zombies_that_end_every_pass_do_not_hide_memory(capped, saturated_cpus):
-    sub = capped(PROBES, 1 * GIB, timeout=40)
+    sub = capped(PROBES, 1 * GIB, timeout=150)  # a slow or loaded machine fills slowly: the kill ends it early
     assert sub.zombies(200) == 200
     saturated_cpus()                                    # at load 9 to 20 both tests failed every time
     with pytest.raises(ChildFailure, match="together held more than"):
@@ -81,7 +81,7 @@ def test_zombies_that_end_every_pass_do_not_hide_memory(capped, saturated_cpus):
 
 @linux_only
 def test_unreadable_threads_of_a_zombie_leader_count_whole(capped, saturated_cpus):
-    sub = capped(PROBES, 1 * GIB, timeout=40)
+    sub = capped(PROBES, 1 * GIB, timeout=150)
     saturated_cpus()
     with pytest.raises(ChildFailure, match="together held more than"):
         sub.holders(2, 0.8, ghost=True, undumpable=True)

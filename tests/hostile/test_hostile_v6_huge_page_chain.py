@@ -63,8 +63,8 @@ def ping():
 
 @linux_only
 def test_huge_page_fork_chains_are_killed_before_they_fill(capped, saturated_cpus):
-    sub = capped(PROBES, 1 * GIB, timeout=40)
+    sub = capped(PROBES, 1 * GIB, timeout=150)  # a slow or loaded machine fills slowly: the kill ends it early
     saturated_cpus()                        # at load 9 to 20 this failed every time
     with pytest.raises(ChildFailure, match="together held more than"):
-        print(sub.lines(3, 0.8, 20))        # 2.4 GiB in three chains, each under its own headroom
+        print(sub.lines(3, 0.8, 120))       # 2.4 GiB in three chains, each under its own headroom
     sub.close()
