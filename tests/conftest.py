@@ -14,6 +14,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 torch.set_num_threads(1)  # as in the CLI: grading stays steady on a loaded 2-core machine
 SIGNAL_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}  # pytest's, before any import
 WALLS = ("tests/hostile/", "tests/test_sandbox.py")  # tests that watch the machine's processes or choose its next pid
+SPREAD = ("tests/test_selftest.py",)
 
 
 def pytest_configure(config):
@@ -29,10 +30,15 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(items):
-    """The walls' tests run one after another on one worker (`--dist loadgroup`), beside the rest of the suite."""
+    """What runs on one worker (`--dist loadgroup`): the walls' tests, one after another, and each other file's
+    tests, so that a module's fixtures (a graded class, executed notebooks) are made once. The self-test's
+    gradings, which share nothing, spread over every worker."""
     for item in items:
+        path = item.nodeid.split("::")[0]
         if any(part in item.nodeid for part in WALLS):
             item.add_marker(pytest.mark.xdist_group("walls"))
+        elif path not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(path))
 
 
 @pytest.fixture
