@@ -29,16 +29,18 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(len(os.sched_getaffinity(0)), 4))
 
 
-def pytest_collection_modifyitems(items):
-    """What runs on one worker (`--dist loadgroup`): the walls' tests, one after another, and each other file's
-    tests, so that a module's fixtures (a graded class, executed notebooks) are made once. The self-test's
-    gradings, which share nothing, spread over every worker."""
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if any(part in item.nodeid for part in WALLS):
-            item.add_marker(pytest.mark.xdist_group("walls"))
-        elif path not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(path))
+def pytest_xdist_make_scheduler(config, log):
+    """Whole files to a worker, so that a module's fixtures (a graded class, executed notebooks) are made once; the
+    walls' tests all to one worker, one after another; the self-test's gradings, which share nothing, one by one."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scopes(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(WALLS):
+                return "walls"
+            return nodeid if nodeid.startswith(SPREAD) else super()._split_scope(nodeid)
+
+    return Scopes(config, log)
 
 
 @pytest.fixture
