@@ -25,8 +25,10 @@ def test_ctrl_c_stops_a_suite_that_imports_the_command_line(tmp_path):
     (tmp_path / "test_wait.py").write_text(WAITING)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a pytest-xdist worker ignores SIGINT, and an ignored signal stays ignored across exec: give the suite Ctrl-C
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "test_wait.py"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for line in proc.stdout:  # the test is running once it says so
             if "waiting" in line:
