@@ -73,6 +73,11 @@ class ScorePlugin:
         self.interrupted: Interrupted | None = None
         self.timeouts_in_row: dict[str, int] = {}  # topic -> its checks that timed out since the last that did not
 
+    def pytest_configure(self, config):
+        """Failures render as Python's own traceback: pytest's default walks the check module's syntax tree for
+        every frame of every failure (2 s a check under pytest 8.3), and no one reads that rendering."""
+        config.option.tbstyle = "native"
+
     # collection -------------------------------------------------------------------------------------------
     def pytest_collectreport(self, report):
         if report.failed:

@@ -96,7 +96,8 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         for name in [name for name in os.environ if name.startswith("PYTEST_")]:
             env.delenv(name)  # no option or plugin from the environment (PYTEST_ADDOPTS, PYTEST_PLUGINS) counts
         env.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        pytest.main(args, plugins=[plugin] + ([OnlyFunctions(only)] if only is not None else []))
+        code = pytest.main(args, plugins=[plugin] + ([OnlyFunctions(only)] if only is not None else []))
+    assert code not in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR), f"pytest could not run: {code!r}"
     results = list(plugin.results.values())
     for nodeid, text in plugin.collection_errors:
         topic = Path(nodeid.split("::")[0]).parent.name or "grader"
