@@ -165,10 +165,11 @@ def _first_child(pid: int) -> int:
 
 def test_a_child_given_a_recycled_pid_reports_its_own_ending(tmp_path):
     """pid_max may be 32768: in a long session a later child takes the pid of an earlier child's leftover process,
-    which the zygote adopted and reaped; that leftover's status must not be reported for the new child."""
+    which the zygote adopted and reaped; that leftover's status must not be reported for the new child. (A chain
+    per check: a topic's sandbox reaps every process of its namespace before the next check.)"""
     (tmp_path / "demo.py").write_text(MODULE)
     config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    pool = ChildPool(zygote())
+    pool = ChildPool(zygote(), templates=False)
     try:
         crashed = Submission(pool, config)
         assert crashed.add(1, 2) == 3

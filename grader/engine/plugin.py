@@ -105,6 +105,7 @@ class ScorePlugin:
             item.stash[RESULT_KEY] = self.results[check_id]
             keep.append(item)
         items[:] = keep
+        self.prepare_sandbox(keep[0] if keep else None)  # the first sandbox builds its root while pytest sets up
 
     # fixtures ---------------------------------------------------------------------------------------------
     @pytest.fixture
@@ -118,15 +119,23 @@ class ScorePlugin:
     @pytest.fixture
     def sub(self, request):
         result: CheckResult = request.node.stash[RESULT_KEY]
-        config = {**self.sandbox_config, "topic": result.topic,
-                  "forbidden": list(getattr(request.module, "FORBIDDEN_CALLS", ())),
-                  "forbidden_operators": list(getattr(request.module, "FORBIDDEN_OPERATORS", ()))}
+        config = self.check_config(result.topic, request.module)
         submission = Submission(self.pool, config, lambda name: self.signature_of(result.topic, name))
         yield submission
         result.isolation = submission.isolation
         if result.visibility == "public":  # a hidden check's output could carry its inputs out
             result.output = submission.output_tail()
         submission.close()
+
+    def check_config(self, topic: str, module) -> dict:
+        """The sandbox config of a check of `topic` defined in the check module `module`."""
+        return {**self.sandbox_config, "topic": topic, "forbidden": list(getattr(module, "FORBIDDEN_CALLS", ())),
+                "forbidden_operators": list(getattr(module, "FORBIDDEN_OPERATORS", ()))}
+
+    def prepare_sandbox(self, item) -> None:
+        """Start the sandbox of `item`'s topic now, so that it builds its root while other work runs."""
+        if item is not None and RESULT_KEY in item.stash:
+            self.pool.prepare(self.check_config(item.stash[RESULT_KEY].topic, item.module))
 
     def pytest_sessionfinish(self, session):
         self.pool.close()
@@ -146,6 +155,9 @@ class ScorePlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
+        if nextitem is not None and RESULT_KEY in nextitem.stash and \
+                nextitem.stash[RESULT_KEY].topic != item.stash[RESULT_KEY].topic:
+            self.prepare_sandbox(nextitem)  # the next topic's sandbox builds its root while this check runs
         yield
         result: CheckResult = item.stash[RESULT_KEY]
         in_row = self.timeouts_in_row.get(result.topic, 0)

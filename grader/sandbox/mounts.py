@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
 import stat
 from collections.abc import Iterator
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x2000, 0x4000, 0x40000
 MNT_DETACH = 0x2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 SYSTEM = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
@@ -26,6 +27,7 @@ DEVICES = ["/dev/null", "/dev/full", "/dev/random", "/dev/urandom"]
 SUBMISSION_BYTES = 32 * 2**20  # the copy of the submission folder; what is past it is left out
 SUBMISSION_FILES = 2048
 PAGE = 4096  # tmpfs keeps each file in whole pages
+HELD = "/.held"
 SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints")
 
 
@@ -159,8 +161,7 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
     # /tmp first: a venv or a submission that lives below the host's /tmp is bound on top of it, not hidden by it
     os.makedirs(root + "/tmp")
-    _mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={tmp_bytes},nr_inodes={tmp_files},mode=1777")
+    mount_tmp(root + "/tmp", tmp_bytes, tmp_files)
     bound: list[str] = []
     for path in [*SYSTEM, *ETC, *sorted(set(read_only), key=len)]:
         if not os.path.lexists(path) or _covered(path, bound):
@@ -191,13 +192,24 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
         os.chmod(root + folder, 0o111)
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    for name in ("shmmni", "msgmni", "shmall"):  # this IPC namespace's: no System V shared memory or queues
+    disable_sysv_ipc(root)
+    os.mkdir(root + HELD, 0o700)  # where renew_tmp keeps the mounts below /tmp meanwhile (empty, read-only)
+    _pivot(root)
+
+
+def mount_tmp(target: str, tmp_bytes: int, tmp_files: int) -> None:
+    """A fresh tmpfs at `target`: the sandbox's /tmp, its one writable place, within its caps."""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},nr_inodes={tmp_files},mode=1777")
+
+
+def disable_sysv_ipc(root: str) -> None:
+    """No System V shared memory or queues in this process's IPC namespace, through the /proc below `root`."""
+    for name in ("shmmni", "msgmni", "shmall"):
         try:
             with open(f"{root}/proc/sys/kernel/{name}", "w") as f:
                 f.write("0")
         except OSError:
             pass  # a kernel that refuses keeps its defaults; the private root does not depend on it
-    _pivot(root)
 
 
 def _pivot(root: str) -> None:
@@ -216,3 +228,55 @@ def _pivot(root: str) -> None:
         raise MountError(errno, f"detaching the host's root: {os.strerror(errno)}")
     os.rmdir("/.host")
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)  # the skeleton itself
+
+
+def tmp_layout() -> list[tuple[str, os.stat_result]]:
+    """After build_root: the mount points below /tmp (a submission or a venv that lives below the host's /tmp) and
+    the folders that lead to them, each with its stat, shallowest first: what renew_tmp puts back."""
+    layout = {}
+    for point in _mounts_on("/tmp"):
+        path = point
+        while path != "/tmp":
+            layout[path] = os.lstat(path)
+            path = os.path.dirname(path)
+    return sorted(layout.items(), key=lambda item: item[0].count("/"))
+
+
+def renew_tmp(tmp_bytes: int, tmp_files: int, layout: list[tuple[str, os.stat_result]]) -> None:
+    """As PID 1, with no other process left: replace /tmp with a new empty tmpfs of the same caps, with the mounts
+    that were below it (and the folders leading to them, as `layout` has them) moved over unchanged."""
+    points = {path for path, _ in layout} & set(_mounts_on("/tmp"))
+    assert len(points) == len(_mounts_on("/tmp")), "a mount below /tmp that the sandbox did not make"
+    _mount("tmpfs", HELD, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700")
+    held = []
+    for index, point in enumerate(sorted(points)):
+        spot = f"{HELD}/{index}"
+        os.mkdir(spot)
+        _mount(point, spot, None, MS_MOVE)
+        held.append((point, spot))
+    if _libc().umount2(b"/tmp", MNT_DETACH) != 0:
+        errno = ctypes.get_errno()
+        raise MountError(errno, f"unmounting /tmp: {os.strerror(errno)}")
+    mount_tmp("/tmp", tmp_bytes, tmp_files)
+    for path, st in layout:
+        if not os.path.isdir(path):
+            os.mkdir(path)
+        os.chown(path, st.st_uid, st.st_gid)
+        os.chmod(path, stat.S_IMODE(st.st_mode))
+    for point, spot in held:
+        _mount(spot, point, None, MS_MOVE)
+    if _libc().umount2(HELD.encode(), MNT_DETACH) != 0:
+        errno = ctypes.get_errno()
+        raise MountError(errno, f"unmounting {HELD}: {os.strerror(errno)}")
+
+
+def _mounts_on(target: str) -> list[str]:
+    """The mount points of the mounts directly on the visible mount at `target` (/proc/self/mountinfo)."""
+    mounts = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            fields = line.split()
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
+            mounts.append((int(fields[0]), int(fields[1]), os.fsdecode(point)))
+    top = [mount_id for mount_id, _, point in mounts if point == target][-1]
+    return [point for _, parent, point in mounts if parent == top]

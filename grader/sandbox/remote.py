@@ -19,6 +19,7 @@ from grader import toys
 from grader.sandbox import child as wire
 from grader.sandbox import codec, served, watchdog
 from grader.sandbox.limits import status_bytes
+from grader.sandbox.topic_sandbox import TemplateRefused, TopicSandbox, sandbox_key
 from grader.sandbox.zygote import Zygote
 from grader.text import printable, tail
 
@@ -40,6 +41,7 @@ REPLY_BYTES = 2 * 2**20
 # of a hidden case by pass/fail patterns across submissions (the inputs give the seed as well as the seed does);
 # a seed drawn per submission (grade's default) does.
 SEED_KEY = b"infergrade:child-seed:1"
+MAX_SANDBOXES = 3  # topics' sandboxes kept at once (the current one, the next one started ahead, one more)
 SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES = 20, 2048  # what a failed public check shows of the submission's prints
 
 
@@ -112,20 +114,16 @@ def describe_status(status: int) -> str:
 class Child:
     """One sandboxed child process serving one submission module; started at once, waited for on first use."""
 
-    def __init__(self, zygote: Zygote, config: dict):
-        self.zygote = zygote
+    def __init__(self, zygote: Zygote, config: dict, sandbox: TopicSandbox | None = None):
+        """Start a child for `config`: forked by the zygote with a chain of its own, or by a topic's `sandbox`."""
         self.topic = config["topic"]
-        self.tmpdir = tempfile.mkdtemp(prefix=f"{CHILD_FOLDER}{os.getpid()}-")
-        os.chmod(self.tmpdir, 0o700)
-        # The grader reads the child's output through its own descriptor of the file it created, never the
-        # path, which the child may replace (a symlink to a hidden file, a FIFO).
-        path = os.path.join(self.tmpdir, "output.txt")
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        self.output_fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        self.watch = watchdog.Page(os.path.join(self.tmpdir, "watch"))
-        self.pid, self.sock = zygote.spawn({**config, "tmpdir": self.tmpdir})
+        self.sandbox = sandbox
+        self.zygote = sandbox or zygote  # what spawns, reaps and discards it
+        self.tmpdir, self.output_fd, self.watch = (sandbox.tmpdir, sandbox.output_fd, sandbox.watch) if sandbox \
+            else make_folder()
+        self.pid, self.sock = self.zygote.spawn({**config, "tmpdir": self.tmpdir})
         self.memory_bytes = config.get("memory_bytes")
-        self.killed_for_memory = False  # by the kernel, in the child's memory cgroup (known once it is reaped)
+        self.killed_for_memory = False  # by the kernel, in the sandbox's memory cgroup (known once it is reaped)
         self.inner_pid = self.pid
         self.closed = False
         self.status: int | None = None
@@ -152,7 +150,7 @@ class Child:
         if reply[0] != "ready":
             self.close()
             raise ChildFailure("error", f"the child sent {reply[0]!r} where 'ready' was expected")
-        if self.info.get("pid_namespace"):
+        if self.info.get("pid_namespace") and self.sandbox is None:  # a sandbox's check says its own pid
             self.inner_pid = self._inner_pid()
         self.ready = True
 
@@ -287,13 +285,31 @@ class Child:
             self.closed = True
             self.sock.close()
             self.zygote.discard(self.pid)
-        if self.output_fd >= 0:
-            os.close(self.output_fd)
+        if self.sandbox is not None:  # the folder is the sandbox's, for its next check
             self.output_fd = -1
-            self.watch.close()
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
-        if os.path.exists(self.tmpdir):  # its private root stays busy until the killed child is gone
-            _left_behind.append(self.tmpdir)
+        elif self.output_fd >= 0:
+            remove_folder(self.tmpdir, self.output_fd, self.watch)
+            self.output_fd = -1
+
+
+def make_folder() -> tuple[str, int, watchdog.Page]:
+    """A new folder for a child or a sandbox: (its path, the grader's descriptor of its output file, its watchdog
+    page). The grader reads the output through its own descriptor of the file it created, never the path, which
+    the child may replace (a symlink to a hidden file, a FIFO)."""
+    tmpdir = tempfile.mkdtemp(prefix=f"{CHILD_FOLDER}{os.getpid()}-")
+    os.chmod(tmpdir, 0o700)
+    path = os.path.join(tmpdir, "output.txt")
+    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    return tmpdir, os.open(path, os.O_RDONLY | os.O_NOFOLLOW), watchdog.Page(os.path.join(tmpdir, "watch"))
+
+
+def remove_folder(tmpdir: str, output_fd: int, watch: watchdog.Page) -> None:
+    """Close what the grader holds of a folder made by make_folder and remove it (later, while it is busy)."""
+    os.close(output_fd)
+    watch.close()
+    shutil.rmtree(tmpdir, ignore_errors=True)
+    if os.path.exists(tmpdir):  # its private root stays busy until the killed child is gone
+        _left_behind.append(tmpdir)
 
 
 _left_behind: list[str] = []
@@ -324,7 +340,8 @@ def remove_stale_folders() -> int:
 
 
 class ChildPool:
-    """Keeps one child started ahead, so that a check's child is imported while the previous check runs.
+    """Starts the child of each check: forked by its topic's sandbox (template.py), or, where no template can be
+    built, a child with a chain of its own, one started ahead so that it imports while the previous check runs.
 
     It also holds the run's deadline, shared out between the `topics` graded: each topic's share is the time spent
     in its checks (`enter_topic` says which topic the next check is of; the public checks of every topic run before
@@ -333,8 +350,11 @@ class ChildPool:
     neighbours' time).
     """
 
-    def __init__(self, zygote: Zygote, deadline_s: float | None = None, topics: int = 1):
+    def __init__(self, zygote: Zygote, deadline_s: float | None = None, topics: int = 1, templates: bool = True):
+        """`templates`: False for a chain per check even where a template could be built (tests of the chain)."""
         self.zygote = zygote
+        self.templates = templates and zygote.namespaces  # False once one was refused: a chain per check from then
+        self.sandboxes: dict[str, TopicSandbox] = {}  # by sandbox_key, least recently used first
         self.spare: tuple[str, Child] | None = None
         self.import_failures: dict[str, ChildFailure] = {}  # a module that cannot be imported fails once
         self.started: list[Child] = []  # every child, so that none outlives the pool
@@ -380,6 +400,15 @@ class ChildPool:
         key = repr(sorted(config.items()))
         if key in self.import_failures:
             raise self.import_failures[key]
+        sandbox = self.prepare(config)
+        if sandbox is not None and sandbox.current is None:  # a second check open at once gets a chain of its own
+            try:
+                child = Child(self.zygote, config, sandbox)
+                self.started.append(child)
+                return child
+            except TemplateRefused:  # a chain per check from now on: slower, with the same walls
+                self.templates = False
+                self._close_sandbox(sandbox)
         child = None
         if self.spare is not None:
             spare_key, spare = self.spare
@@ -390,6 +419,31 @@ class ChildPool:
         self.spare = (key, self._start(config))
         return child or self._start(config)
 
+    def prepare(self, config: dict) -> TopicSandbox | None:
+        """The sandbox for `config`'s checks, started now if there is none (it builds its root meanwhile); the
+        least recently used ones past MAX_SANDBOXES are ended. None where templates are not used."""
+        if not self.templates:
+            return None
+        key = sandbox_key(config)
+        sandbox = self.sandboxes.pop(key, None)
+        if sandbox is None or sandbox.broken:
+            if sandbox is not None:
+                self._close_sandbox(sandbox)
+            sandbox = TopicSandbox(self.zygote, config, make_folder())
+        self.sandboxes[key] = sandbox
+        while len(self.sandboxes) > MAX_SANDBOXES:
+            self._close_sandbox(self.sandboxes.pop(next(iter(self.sandboxes))))
+        return sandbox
+
+    def _close_sandbox(self, sandbox: TopicSandbox) -> None:
+        for child in self.started:  # the checks it serves end with it
+            if child.sandbox is sandbox:
+                child.discard()
+        self.started = [child for child in self.started if child.sandbox is not sandbox]
+        self.sandboxes = {k: s for k, s in self.sandboxes.items() if s is not sandbox}
+        sandbox.close()
+        remove_folder(sandbox.tmpdir, sandbox.output_fd, sandbox.watch)
+
     def _start(self, config: dict) -> Child:
         child = Child(self.zygote, config)
         self.started.append(child)
@@ -399,10 +453,13 @@ class ChildPool:
         self.import_failures[repr(sorted(config.items()))] = failure
 
     def close(self) -> None:
-        """End every child this pool started (the spare, and any a caller did not close) and remove their files."""
+        """End every child and sandbox this pool started (the spare, and any a caller did not close) and remove
+        their files."""
         for child in self.started:
             child.discard()
         self.started.clear()
+        for sandbox in list(self.sandboxes.values()):
+            self._close_sandbox(sandbox)
         self.spare = None
         remove_left_behind()
 

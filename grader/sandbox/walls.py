@@ -8,6 +8,10 @@
           -> the submission's process: unprivileged uid, then Landlock, rlimits and seccomp
 
 Every step is best effort: where the kernel refuses one, the child goes on behind the others and says so.
+
+One sandbox per topic: where all of them are reached, this chain is built once per topic (`as_template`) and PID 1
+forks the submission's process anew for each check, clearing the namespace between checks; template.py says what
+that changes at the trust boundary. Where a wall the template needs is refused, each check gets a chain of its own.
 """
 from __future__ import annotations
 
@@ -15,17 +19,20 @@ import os
 import signal
 import struct
 
-from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp, watchdog
+from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp, template, watchdog
 
 STATUS = struct.Struct("<q")
 
 
-def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: bool) -> dict:
+def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: bool, as_template: bool = False) -> dict:
     """Called in the child's first process; returns only in the submission's process, with the report so far.
 
     `watch_fd` is the watchdog's shared page (see watchdog.py): only PID 1 keeps it. In every process above the
-    submission's this function ends with `os._exit`, mirroring how it ended.
+    submission's this function ends with `os._exit`, mirroring how it ended. `as_template`: PID 1 becomes the
+    topic's template (template.py) and this never returns; where a wall it needs is refused, it says so on `sock`.
     """
+    if as_template and not use_namespaces:
+        template.refuse(sock, "namespaces are off")
     if not use_namespaces:
         os.close(watch_fd)
         if os.getuid() == 0:
@@ -57,6 +64,8 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
     os.close(ready_w)
     answer = os.read(go_r, 16).decode()
     os.close(go_r)
+    if as_template and not (reached["user_namespace"] and answer.isdigit()):
+        template.refuse(sock, "the kernel refused a user namespace or its id maps")
     if not reached["user_namespace"]:
         os.close(status_w)  # this process is the submission's: its status reaches the first one by waitpid
         os.close(watch_fd)
@@ -75,6 +84,8 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
             os.close(fd)
         os.waitpid(init, 0)
         os._exit(0)
+    if as_template:
+        template.serve_checks(sock, status_w, watch_fd, output_fd, config, uid, reached)
     return {**reached, **_namespace_init(sock, status_w, watch_fd, config, uid)}
 
 
@@ -118,7 +129,7 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
             namespaces.become(uid)
         namespaces.drop_capabilities()  # where the grader is not root: uid 0 here, but with no power over the root
         namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
-        return {"private_root": private_root, "watchdog": private_root, "host_uid": _host_uid(),
+        return {"private_root": private_root, "watchdog": private_root, "host_uid": host_uid(),
                 "watchdog_realtime": private_root and realtime}
     sock.close()
     if private_root:  # /proc is the namespace's own: every process PID 1 reads is the submission's
@@ -132,7 +143,7 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
     os._exit(0)
 
 
-def _host_uid() -> int:
+def host_uid() -> int:
     """The uid this process has towards the host, read from its user namespace's map."""
     inside = os.getuid()
     try:

@@ -25,7 +25,9 @@ import ctypes
 import mmap
 import os
 import platform
+import select
 import signal
+import struct
 import time
 
 from grader.sandbox import cgroup
@@ -221,43 +223,75 @@ def guard(inner: int, fd: int, memory_bytes: int | None) -> int:
     """As PID 1: reap and sample until the process `inner` ends; its wait status. Kills all past the caps
     (memory: `memory_bytes` over the first sample; None, no memory cap). First in line for the kernel's OOM killer
     (cgroup.offer_first): under a v1 memory cgroup its death is what ends the whole sandbox."""
-    view = memoryview(mmap.mmap(fd, SIZE)).cast("q")
+    watch = Guard(fd, memory_bytes)
     os.close(fd)
     cgroup.offer_first()
-    cap, next_pss = None, 0.0
-    read_at = (0, 0)  # (resident sum, proportional sum) when the proportional sum was last read
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-            while pid:
-                if pid == inner:
-                    return status
+    return watch.until_ended(inner)
+
+
+class Guard:
+    """PID 1's watch over the namespace's processes for one submission's process (one check), through the page."""
+
+    def __init__(self, fd: int, memory_bytes: int | None):
+        self.map = mmap.mmap(fd, SIZE)
+        self.view = memoryview(self.map).cast("q")
+        self.memory_bytes = memory_bytes
+        self.cap: int | None = None
+        self.next_pss = 0.0
+        self.read_at = (0, 0)  # (resident sum, proportional sum) when the proportional sum was last read
+
+    def until_ended(self, inner: int, wake: int | None = None, until: float = float("inf")) -> int | None:
+        """Reap and sample until `inner` ends (its wait status), or None once the descriptor `wake` is readable or
+        the monotonic time `until` has passed."""
+        view = self.view
+        while True:
+            try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return 0
-        total, tasks = sample()
-        if cap is None:
-            cap = view[CAP] = total + memory_bytes if memory_bytes is not None else 2**62
-        generation = view[GENERATION]
-        if view[SEEN] != generation:
-            view[PEAK] = total
-            view[SEEN] = generation
-        elif total > view[PEAK]:
-            view[PEAK] = total
-        view[LIFE] = max(view[LIFE], total)
-        if tasks > TASKS:
-            _kill_all(view, TASKS_KILLED)
-        elif total > cap and (time.monotonic() >= next_pss or total - read_at[0] > cap - read_at[1]):
-            # read at once, whatever its share of the time, when the resident sum grew by more than the room the
-            # last read left: new pages count whole in both sums (two workers each filling 2 GiB outran a read
-            # every tenth of the time). Pages a fork shares, written later, grow only the proportional one.
-            started = time.monotonic()
-            over, proportional_sum = over_cap(cap)
-            if over:
-                _kill_all(view, MEMORY)
-            read_at = (total, proportional_sum)
-            next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
-        time.sleep(INTERVAL)
+                while pid:
+                    if pid == inner:
+                        return status
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return 0
+            total, tasks = sample()
+            if self.cap is None:
+                self.cap = view[CAP] = total + self.memory_bytes if self.memory_bytes is not None else 2**62
+            generation = view[GENERATION]
+            if view[SEEN] != generation:
+                view[PEAK] = total
+                view[SEEN] = generation
+            elif total > view[PEAK]:
+                view[PEAK] = total
+            view[LIFE] = max(view[LIFE], total)
+            if tasks > TASKS:
+                _kill_all(view, TASKS_KILLED)
+            elif total > self.cap and (time.monotonic() >= self.next_pss or
+                                       total - self.read_at[0] > self.cap - self.read_at[1]):
+                # read at once, whatever its share of the time, when the resident sum grew by more than the room the
+                # last read left: new pages count whole in both sums (two workers each filling 2 GiB outran a read
+                # every tenth of the time). Pages a fork shares, written later, grow only the proportional one.
+                started = time.monotonic()
+                over, proportional_sum = over_cap(self.cap)
+                if over:
+                    _kill_all(view, MEMORY)
+                self.read_at = (total, proportional_sum)
+                self.next_pss = time.monotonic() + (time.monotonic() - started) / PSS_SHARE
+            if wake is None:
+                time.sleep(INTERVAL)
+            elif select.select([wake], [], [], INTERVAL)[0]:
+                return None
+            if time.monotonic() >= until:
+                return None
+
+    def close(self) -> None:
+        self.view.release()
+        self.map.close()
+
+
+def restart_page(fd: int) -> None:
+    """Zero what PID 1 wrote on the page (a new check starts): its peaks, its kill and its cap, not the grader's
+    generation."""
+    os.pwrite(fd, struct.pack("<5q", -1, 0, 0, 0, 0), 8 * SEEN)
 
 
 def _kill_all(view: memoryview, reason: int) -> None:

@@ -68,6 +68,7 @@ class Zygote:
     def __init__(self, namespaces: bool = True, prelude: str = ""):
         """Start the zygote (it imports torch meanwhile; the first spawn waits for it). `prelude`: Python the
         zygote runs before it serves (tests use it to stand in for a kernel that refuses a wall)."""
+        self.namespaces = namespaces
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         # the grader's packages, however installed, and its sys.path but the working folder (`python -m`), whose
         # listing the zygote's import system would keep in memory: the --out folder, say
@@ -80,10 +81,11 @@ class Zygote:
         hello = pickle.dumps({"namespaces": namespaces, "prelude": prelude, "parent": os.getpid()})
         ours.sendall(struct.pack("<Q", len(hello)) + hello)  # child.send's framing, without importing child.py
 
-    def spawn(self, config: dict) -> tuple[int, socket.socket]:
-        """Fork a child that serves `config`; returns its pid (its process group) and the grader's socket."""
+    def spawn(self, config: dict, template: bool = False) -> tuple[int, socket.socket]:
+        """Fork a child that serves `config` (with `template`, a topic's template: template.py); returns its pid
+        (its process group) and the grader's socket."""
         try:
-            _wire().send(self.sock, pickle.dumps(("spawn", config)))
+            _wire().send(self.sock, pickle.dumps(("template" if template else "spawn", config)))
             msg, fds, _, _ = socket.recv_fds(self.sock, 64, 1)
             (pid,) = struct.unpack("<q", msg)
         except (OSError, struct.error) as exc:
@@ -165,13 +167,13 @@ def _zygote_main(sock: socket.socket, use_namespaces: bool, cgroups: cgroup.Cgro
             return
         _collect(spawned, discarded, cgroups)
         kind, arg = pickle.loads(frame)
-        if kind == "spawn":
+        if kind in ("spawn", "template"):
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             pid = os.fork()
             if pid == 0:
                 sock.close()
                 ours.close()
-                _child_main(theirs, arg, use_namespaces, cgroups)
+                _child_main(theirs, arg, use_namespaces, cgroups, kind == "template")
             theirs.close()
             spawned.add(pid)
             socket.send_fds(sock, [struct.pack("<q", pid)], [ours.fileno()])
@@ -252,10 +254,11 @@ def _collect(spawned: set[int], discarded: set[int], cgroups: cgroup.Cgroups) ->
     cgroups.sweep()
 
 
-def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups: cgroup.Cgroups) -> None:
-    """Move into a memory cgroup of its own (where one can be made), become a session leader (the group the zygote
-    kills), wipe what the process tells about the grader, and serve from behind the walls (see walls.py for the
-    processes between here and the submission)."""
+def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups: cgroup.Cgroups,
+                as_template: bool) -> None:
+    """Move into a memory cgroup of its own (where one can be made: a topic's template holds one for all its
+    checks), become a session leader (the group the zygote kills), wipe what the process tells about the grader,
+    and serve from behind the walls (see walls.py for the processes between here and the submission)."""
     code = 0
     try:
         held = cgroups.enter(config.get("memory_bytes"))  # before any other process of the sandbox exists
@@ -271,7 +274,8 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups
         output = os.open(os.path.join(config["tmpdir"], "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
         watch = os.open(os.path.join(config["tmpdir"], "watch"), os.O_RDWR | os.O_NOFOLLOW)
         environment.scrub(config["tmpdir"], config.get("env", {}))
-        report = {**walls.enter(sock, output, watch, config, use_namespaces), "memory_cgroup": held}
+        report = {**walls.enter(sock, output, watch, {**config, "memory_cgroup": held}, use_namespaces,
+                                as_template), "memory_cgroup": held}
         _wire().serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70

@@ -1,0 +1,180 @@
+"""A topic's template: PID 1 of the sandbox, behind the namespaces, that forks one submission's process per check.
+
+What this changes at the trust boundary (walls.py keeps the layers; this is how a topic's checks share them):
+
+- One sandbox per topic. The chain to PID 1 (first process, unsharer, PID 1 with its private root and watchdog)
+  is built once per topic; PID 1 runs only the grader's code, never the submission's. For each check it forks
+  one fresh process that takes the walls itself (a new IPC namespace, the uid drop, no capabilities, Landlock,
+  rlimits, seccomp) and then imports the submission: every check starts from the same just-forked state, and
+  import-time code of one check (MAP_SHARED memory, open descriptors, processes) is never in the next one's
+  ancestry.
+- Nothing a check does reaches the next: before each check PID 1 kills every other process of the namespace
+  (kill(-1, SIGKILL) spares only PID 1) and reaps them; unmounts the check's /tmp and mounts a new tmpfs of the
+  same caps (what was mounted below /tmp, a submission or venv under the host's /tmp, is moved over unchanged,
+  with the folders leading to it as they were built: mounts.renew_tmp); empties the output file; zeroes the watchdog's page (peaks, kill reason, cap). Each check's process
+  enters an IPC namespace of its own (SysV memory and queues disabled again in it, POSIX queues gone with it).
+  /dev/shm does not exist in the private root, whose skeleton and submission copy are read-only.
+- A check's socket to the grader is a new socketpair made by PID 1 for that check; the grader's end goes up over
+  PID 1's control socket with SCM_RIGHTS, so no bytes left by an earlier check can desync the framing. The
+  submission's process never holds the control socket or the watchdog's page.
+- What stays shared between the checks of a topic: the network namespace (loopback only, no capability to
+  configure it; every socket ends with its process), the UTS namespace (no capability to change it), the
+  read-only root, and PID 1's memory, which a check's process sees a copy of as it was at its fork and can
+  neither write (ptrace and process_vm_* are refused by seccomp and by the uid and capability drop) nor signal.
+- Where the template cannot be built (no namespaces, a refused user namespace or id map, no private root), it
+  says so and the grader starts one full chain per check, as before (remote.ChildPool).
+
+Control protocol (grader -> PID 1, frames of child.py): ("check", config) forks the check's process and answers
+with its namespace pid and the grader's socket (SCM_RIGHTS); ("end", grace) waits up to `grace` s for it to end,
+kills every process of the namespace and answers (wait status, whether it ended on its own).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import signal
+import socket
+import struct
+import time
+
+from grader.sandbox import cgroup, environment, mounts, namespaces, watchdog
+
+CLONE_NEWIPC = namespaces.CLONE_NEWIPC
+ENDED = struct.Struct("<qq")  # (wait status, whether it ended on its own)
+PID = struct.Struct("<q")
+
+
+def _wire():
+    from grader.sandbox import child
+
+    return child
+
+
+def refuse(control: socket.socket, reason: str) -> None:
+    """Say that no template can be built here (the grader starts a chain per check instead), and exit."""
+    try:
+        _wire().send(control, pickle.dumps(("refused", reason)))
+    finally:
+        os._exit(0)
+
+
+def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd: int, config: dict,
+                 uid: int | None, reached: dict) -> None:
+    """As PID 1 of the namespace: build the private root, then serve the grader's check and end requests until
+    it closes the control socket; never returns."""
+    namespaces.die_with_parent()
+    os.close(status_w)  # the first process reports nothing per check: the grader hears it from here
+    os.setpgid(0, 0)  # see walls._namespace_init: a group of its own, never orphaned
+    cgroup.offer_first()  # under a v1 memory cgroup its death on a kill for memory ends the whole sandbox
+    root = os.path.join(config["tmpdir"], "root")
+    try:
+        os.makedirs(root, exist_ok=True)
+        mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
+                          config["tmp_bytes"], config["tmp_files"], config["hidden"])
+        layout = mounts.tmp_layout()
+    except OSError as exc:
+        refuse(control, f"the private root could not be built ({exc})")
+    try:
+        _wire().send(control, pickle.dumps(("template", None)))
+        while (frame := _wire().recv(control)) is not None:
+            kind, check = pickle.loads(frame)  # the grader's own requests
+            assert kind == "check", f"a check starts with 'check', not {kind!r}"
+            _clear_namespace(output_fd, watch_fd, config, layout)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            inner = os.fork()
+            if inner == 0:
+                ours.close()
+                control.close()
+                os.close(watch_fd)
+                _run_check(theirs, output_fd, {**config, **check}, uid, reached)
+            theirs.close()
+            socket.send_fds(control, [PID.pack(inner)], [ours.fileno()])
+            ours.close()
+            ended = _guard_check(control, inner, watch_fd, check["memory_bytes"])
+            if ended is None:
+                break
+            _wire().send(control, ENDED.pack(*ended))
+    finally:
+        _kill_namespace()
+        os._exit(0)
+
+
+def _clear_namespace(output_fd: int, watch_fd: int, config: dict, layout: list) -> None:
+    """Before a check: no process of an earlier one, a new empty /tmp, an empty output file, the watchdog's page
+    zeroed (see the module)."""
+    _kill_namespace()
+    mounts.renew_tmp(config["tmp_bytes"], config["tmp_files"], layout)
+    os.ftruncate(output_fd, 0)
+    watchdog.restart_page(watch_fd)
+
+
+def _kill_namespace(inner: int | None = None) -> int | None:
+    """Kill every process of the namespace but this one (PID 1) and reap them all; the wait status of `inner`
+    if it was among them."""
+    assert os.getpid() == 1, "kill(-1) must reach this PID namespace only"
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # none left
+    status = None
+    try:
+        while True:
+            pid, reaped = os.waitpid(-1, 0)
+            status = reaped if pid == inner else status
+    except ChildProcessError:
+        return status
+
+
+def _guard_check(control: socket.socket, inner: int, watch_fd: int, memory_bytes: int | None):
+    """Watch the check's processes until the grader ends the check: (wait status, 1 if it ended on its own, else
+    0); None when the grader closed the control socket."""
+    guard = watchdog.Guard(watch_fd, memory_bytes)
+    try:
+        status = guard.until_ended(inner, wake=control.fileno())
+        if status is not None:  # it ended on its own: what it left running goes now, not when the grader asks
+            _kill_namespace()
+        frame = _wire().recv(control)
+        if frame is None:
+            return None
+        kind, grace = pickle.loads(frame)
+        assert kind == "end", f"a check ends with 'end', not {kind!r}"
+        if status is None and grace > 0:
+            status = guard.until_ended(inner, until=time.monotonic() + grace)
+    finally:
+        guard.close()
+    killed = _kill_namespace(inner)
+    return (status, 1) if status is not None else (killed or 0, 0)
+
+
+def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict) -> None:
+    """In the check's fresh process: its own IPC namespace, the uid and capability drop, then serve (child.py:
+    Landlock, rlimits, seccomp, the import); never returns."""
+    from grader.sandbox import walls
+
+    code = 0
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        realtime = namespaces.leave_realtime()  # PID 1 keeps it
+        _private_ipc()
+        if uid:
+            namespaces.become(uid)
+        namespaces.drop_capabilities()
+        namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
+        environment.scrub(config["tmpdir"], config.get("env", {}))  # this check's environment
+        report = {**reached, "private_root": True, "watchdog": True, "host_uid": walls.host_uid(),
+                  "watchdog_realtime": realtime, "template": True,
+                  "memory_cgroup": config.get("memory_cgroup")}
+        _wire().serve(sock, output_fd, config, report)
+    except BaseException:  # noqa: BLE001 - never back into PID 1's loop
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def _private_ipc() -> None:
+    """An IPC namespace of this check's own, with System V memory and queues disabled in it as in the first."""
+    if namespaces.libc().unshare(CLONE_NEWIPC) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"a new IPC namespace: {os.strerror(errno)}")
+    mounts.disable_sysv_ipc("")
