@@ -32,14 +32,19 @@ def _read(folder: str, name: str) -> str:
         return f.read()
 
 
-def test_each_child_runs_in_its_own_memory_cgroup_and_the_isolation_record_says_which(sandboxed, controller):
+def owner(child) -> int:
+    """The pid the zygote forked for a check's child: its topic's sandbox (template.py), or its own chain."""
+    return child.sandbox.pid if child.sandbox is not None else child.pid
+
+
+def test_each_sandbox_runs_in_its_own_memory_cgroup_and_the_isolation_record_says_which(sandboxed, controller):
     sub = sandboxed(PROBES, GIB // 2)
     assert sub.ping() is True
     child = sub._child
-    folder = cgroup.Cgroups(controller, os.getpid()).folder(child.pid)
+    folder = cgroup.Cgroups(controller, os.getpid()).folder(owner(child))
     assert int(_read(folder, LIMIT_FILE[controller.version])) == GIB // 2
     members = {int(pid) for pid in _read(folder, "cgroup.procs").split()}
-    assert {child.pid, child.inner_pid} <= members  # the child's first process and the submission's
+    assert {owner(child), child.inner_pid} <= members  # the sandbox's first process and the submission's
     record = isolation_level(sub.isolation)
     assert record["memory_cgroup"] == controller.version and "memory-cgroup" in record["level"].split("+")
     schema = VALIDATOR.evolve(schema=VALIDATOR.schema["properties"]["isolation"])
@@ -54,25 +59,27 @@ def test_the_isolation_record_names_no_cgroup_but_those_that_exist():
     assert isolation_level({"memory_cgroup": "v1"})["level"] == "memory-cgroup+rlimits"
 
 
-def test_no_memory_cgroup_outlives_its_child(tmp_path, controller):
-    """A child reaped after its call, one discarded, and the spare a pool starts ahead: all gone once the zygote
-    is closed (and each existed while its child ran)."""
+@pytest.mark.parametrize("templates", [True, False], ids=["sandbox-per-topic", "chain-per-check"])
+def test_no_memory_cgroup_outlives_its_sandbox(tmp_path, controller, templates):
+    """A check reaped after its call, one discarded, the topic's sandbox (or, with a chain per check, the spare a
+    pool starts ahead): all gone once the zygote is closed (and each existed while its check ran)."""
     (tmp_path / "demo.py").write_text(PROBES)
     config = {**sandbox_config(tmp_path, GIB // 2, 2**20), "topic": "demo", "forbidden": []}
     zygote = Zygote()
     cgroups = cgroup.Cgroups(controller, os.getpid())
-    pool = ChildPool(zygote)
-    reaped, discarded = Submission(pool, config), Submission(pool, config)
-    for sub in (reaped, discarded):
+    pool = ChildPool(zygote, templates=templates)
+    owners = set()
+    for close in ("reap", "discard"):
+        sub = Submission(pool, config)
         assert sub.ping() is True
-        assert os.path.isdir(cgroups.folder(sub._child.pid))
-    reaped._child.close()
-    discarded.close()
-    children = [child.pid for child in pool.started]
-    assert len(children) == 3  # with the spare
+        owners.add(owner(sub._child))
+        assert os.path.isdir(cgroups.folder(owner(sub._child)))
+        sub._child.close() if close == "reap" else sub.close()
+    owners |= {owner(child) for child in pool.started}
+    assert len(owners) == (1 if templates else 3)  # one sandbox; or two chains and the spare
     pool.close()
     zygote.close()
-    assert [pid for pid in children if os.path.exists(cgroups.folder(pid))] == []
+    assert [pid for pid in owners if os.path.exists(cgroups.folder(pid))] == []
 
 
 def test_cgroups_left_by_a_killed_grader_are_removed_at_the_next_start(controller):
