@@ -215,11 +215,27 @@ def remove_stale(controller: Controller | None = None) -> int:
     return len(stale) - len(_remove_all(stale, wait=STALE_WAIT))
 
 
-def offer_first() -> None:
+def offer_first() -> int | None:
     """Make this process (PID 1 of a sandbox) the OOM killer's first choice: under cgroup v1, which cannot kill a
-    cgroup whole, its death ends every process of its PID namespace."""
+    cgroup whole, its death ends every process of its PID namespace. Its score before (None where unknown): a
+    process it forks later inherits the offer and gives it back (`withdraw`)."""
+    try:
+        with open("/proc/self/oom_score_adj", "r+") as f:
+            before = int(f.read())
+            f.seek(0)
+            f.write("1000")
+        return before
+    except (OSError, ValueError):
+        return None
+
+
+def withdraw(before: int | None) -> None:
+    """In a process forked from one that offered itself first: its score as before the offer (a process may lower
+    its score back to what it inherited), so that the OOM killer still picks PID 1, not this process alone."""
+    if before is None:
+        return
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
+            f.write(str(before))
     except OSError:
         pass

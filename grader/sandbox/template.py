@@ -66,7 +66,7 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
     namespaces.die_with_parent()
     os.close(status_w)  # the first process reports nothing per check: the grader hears it from here
     os.setpgid(0, 0)  # see walls._namespace_init: a group of its own, never orphaned
-    cgroup.offer_first()  # under a v1 memory cgroup its death on a kill for memory ends the whole sandbox
+    offered = cgroup.offer_first()  # under a v1 memory cgroup its death on a kill for memory ends the sandbox
     root = os.path.join(config["tmpdir"], "root")
     try:
         os.makedirs(root, exist_ok=True)
@@ -87,7 +87,7 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
                 ours.close()
                 control.close()
                 os.close(watch_fd)
-                _run_check(theirs, output_fd, {**config, **check}, uid, reached)
+                _run_check(theirs, output_fd, {**config, **check}, uid, reached, offered)
             theirs.close()
             socket.send_fds(control, [PID.pack(inner)], [ours.fileno()])
             ours.close()
@@ -147,7 +147,8 @@ def _guard_check(control: socket.socket, inner: int, watch_fd: int, memory_bytes
     return (status, 1) if status is not None else (killed or 0, 0)
 
 
-def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict) -> None:
+def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict,
+               offered: int | None) -> None:
     """In the check's fresh process: its own IPC namespace, the uid and capability drop, then serve (child.py:
     Landlock, rlimits, seccomp, the import); never returns."""
     from grader.sandbox import walls
@@ -156,6 +157,7 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
     try:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
         realtime = namespaces.leave_realtime()  # PID 1 keeps it
+        cgroup.withdraw(offered)  # PID 1 stays the OOM killer's first choice, not this process alone
         _private_ipc()
         if uid:
             namespaces.become(uid)
