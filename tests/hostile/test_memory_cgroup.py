@@ -11,7 +11,7 @@ import pytest
 from grader.results import VALIDATOR, isolation_level
 from grader.sandbox import cgroup
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
+from grader.sandbox.remote import ChildFailure, ChildPool, Submission
 from grader.sandbox.zygote import Zygote
 
 GIB = 2**30
@@ -97,3 +97,44 @@ def test_cgroups_left_by_a_killed_grader_are_removed_at_the_next_start(controlle
     finally:
         left.kill()
         os.rmdir(running)
+
+
+HOG = '''
+import os, time
+
+def hog(workers, gib):
+    """Each of `workers` processes holds `gib` GiB (each under the per-process address space headroom)."""
+    for _ in range(workers):
+        if os.fork() == 0:
+            block = bytearray(int(gib * 2**30))
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            time.sleep(60)
+    time.sleep(5)
+    return workers
+
+def ping():
+    return True
+'''
+
+
+def test_a_kill_for_memory_ends_the_topic_sandbox_and_the_next_check_gets_a_new_one(tmp_path, controller):
+    """The kernel's kill in a topic's cgroup is said as a memory kill, and costs only the check that made it."""
+    (tmp_path / "demo.py").write_text(HOG)
+    config = {**sandbox_config(tmp_path, GIB // 2, 2**20), "topic": "demo", "forbidden": []}
+    zygote = Zygote()
+    pool = ChildPool(zygote)
+    try:
+        greedy = Submission(pool, config)
+        assert greedy.ping() is True
+        with pytest.raises(ChildFailure, match="together held more than 0.5 GiB"):
+            greedy.hog(3, 0.3)
+        first = owner(greedy._child)
+        greedy.close()
+        after = Submission(pool, config)
+        assert after.ping() is True
+        assert owner(after._child) != first and after.isolation["memory_cgroup"] == controller.version
+        after.close()
+    finally:
+        pool.close()
+        zygote.close()
