@@ -230,35 +230,38 @@ def _pivot(root: str) -> None:
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)  # the skeleton itself
 
 
-def tmp_layout() -> list[tuple[str, os.stat_result]]:
-    """After build_root: the mount points below /tmp (a submission or a venv that lives below the host's /tmp) and
-    the folders that lead to them, each with its stat, shallowest first: what renew_tmp puts back."""
-    layout = {}
-    for point in _mounts_on("/tmp"):
+def tmp_layout() -> tuple[list[tuple[str, os.stat_result]], dict[int, str]]:
+    """After build_root: the folders that lead to the mounts below /tmp (a submission or a venv that lives below the
+    host's /tmp), each with its stat, shallowest first, and those mounts by mount id with the path each was made at:
+    what renew_tmp puts back."""
+    points = _mounts_on("/tmp")
+    folders = {}
+    for point in points.values():
         path = point
         while path != "/tmp":
-            layout[path] = os.lstat(path)
+            folders[path] = os.lstat(path)
             path = os.path.dirname(path)
-    return sorted(layout.items(), key=lambda item: item[0].count("/"))
+    return sorted(folders.items(), key=lambda item: item[0].count("/")), points
 
 
-def renew_tmp(tmp_bytes: int, tmp_files: int, layout: list[tuple[str, os.stat_result]]) -> None:
+def renew_tmp(tmp_bytes: int, tmp_files: int, layout: tuple[list[tuple[str, os.stat_result]], dict[int, str]]) -> None:
     """As PID 1, with no other process left: replace /tmp with a new empty tmpfs of the same caps, with the mounts
-    that were below it (and the folders leading to them, as `layout` has them) moved over unchanged."""
-    points = {path for path, _ in layout} & set(_mounts_on("/tmp"))
-    assert len(points) == len(_mounts_on("/tmp")), "a mount below /tmp that the sandbox did not make"
+    that were below it moved back where they were made (and the folders leading to them, as `layout` has them)."""
+    folders, points = layout
+    now = _mounts_on("/tmp")  # where each is now: a check with PID 1's uid may have renamed a folder on the way
+    assert now.keys() == points.keys(), "a mount below /tmp that the sandbox did not make"
     _mount("tmpfs", HELD, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0700")
     held = []
-    for index, point in enumerate(sorted(points)):
+    for index, mount_id in enumerate(sorted(points)):
         spot = f"{HELD}/{index}"
         os.mkdir(spot)
-        _mount(point, spot, None, MS_MOVE)
-        held.append((point, spot))
+        _mount(now[mount_id], spot, None, MS_MOVE)
+        held.append((points[mount_id], spot))
     if _libc().umount2(b"/tmp", MNT_DETACH) != 0:
         errno = ctypes.get_errno()
         raise MountError(errno, f"unmounting /tmp: {os.strerror(errno)}")
     mount_tmp("/tmp", tmp_bytes, tmp_files)
-    for path, st in layout:
+    for path, st in folders:
         if not os.path.isdir(path):
             os.mkdir(path)
         os.chown(path, st.st_uid, st.st_gid)
@@ -270,8 +273,8 @@ def renew_tmp(tmp_bytes: int, tmp_files: int, layout: list[tuple[str, os.stat_re
         raise MountError(errno, f"unmounting {HELD}: {os.strerror(errno)}")
 
 
-def _mounts_on(target: str) -> list[str]:
-    """The mount points of the mounts directly on the visible mount at `target` (/proc/self/mountinfo)."""
+def _mounts_on(target: str) -> dict[int, str]:
+    """The mounts directly on the visible mount at `target`: mount id -> mount point (/proc/self/mountinfo)."""
     mounts = []
     with open("/proc/self/mountinfo", "rb") as f:
         for line in f:
@@ -279,4 +282,4 @@ def _mounts_on(target: str) -> list[str]:
             point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
             mounts.append((int(fields[0]), int(fields[1]), os.fsdecode(point)))
     top = [mount_id for mount_id, _, point in mounts if point == target][-1]
-    return [point for _, parent, point in mounts if parent == top]
+    return {mount_id: point for mount_id, parent, point in mounts if parent == top}

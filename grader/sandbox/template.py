@@ -11,8 +11,12 @@ What this changes at the trust boundary (walls.py keeps the layers; this is how 
 - Nothing a check does reaches the next: before each check PID 1 kills every other process of the namespace
   (kill(-1, SIGKILL) spares only PID 1) and reaps them; unmounts the check's /tmp and mounts a new tmpfs of the
   same caps (what was mounted below /tmp, a submission or venv under the host's /tmp, is moved over unchanged,
-  with the folders leading to it as they were built: mounts.renew_tmp); empties the output file; zeroes the watchdog's page (peaks, kill reason, cap). Each check's process
-  enters an IPC namespace of its own (SysV memory and queues disabled again in it, POSIX queues gone with it).
+  with the folders leading to it as they were built, found by mount id wherever a check renamed them:
+  mounts.renew_tmp); empties the output file, which each check writes through a description of its own (no offset
+  or flag of an earlier check's); zeroes the watchdog's page (peaks, kill reason, cap); and sets the namespace's
+  last pid back to 1, so that no check's pids tell how many processes the checks before it ran. Each check's
+  process enters an IPC namespace of its own (SysV memory and queues disabled again in it, POSIX queues gone with
+  it).
   /dev/shm does not exist in the private root, whose skeleton and submission copy are read-only.
 - A check's socket to the grader is a new socketpair made by PID 1 for that check; the grader's end goes up over
   PID 1's control socket with SCM_RIGHTS, so no bytes left by an earlier check can desync the framing. The
@@ -73,6 +77,7 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
         mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
                           config["tmp_bytes"], config["tmp_files"], config["hidden"])
         layout = mounts.tmp_layout()
+        _restart_pids()  # tried once here: where the kernel refuses it, each check gets a chain of its own
     except OSError as exc:
         refuse(control, f"the private root could not be built ({exc})")
     try:
@@ -82,13 +87,18 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
             assert kind == "check", f"a check starts with 'check', not {kind!r}"
             _clear_namespace(output_fd, watch_fd, config, layout)
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            # the output file opened anew: an open file description of the check's own, whose offset and flags
+            # (O_APPEND cleared, a seek to the size limit) end with the check
+            output = os.open(f"/proc/self/fd/{output_fd}", os.O_WRONLY | os.O_APPEND)
             inner = os.fork()
             if inner == 0:
                 ours.close()
                 control.close()
                 os.close(watch_fd)
-                _run_check(theirs, output_fd, {**config, **check}, uid, reached, offered)
+                os.close(output_fd)
+                _run_check(theirs, output, {**config, **check}, uid, reached, offered)
             theirs.close()
+            os.close(output)
             socket.send_fds(control, [PID.pack(inner)], [ours.fileno()])
             ours.close()
             ended = _guard_check(control, inner, watch_fd, check["memory_bytes"])
@@ -104,6 +114,7 @@ def _clear_namespace(output_fd: int, watch_fd: int, config: dict, layout: list) 
     """Before a check: no process of an earlier one, a new empty /tmp, an empty output file, the watchdog's page
     zeroed (see the module)."""
     _kill_namespace()
+    _restart_pids()
     mounts.renew_tmp(config["tmp_bytes"], config["tmp_files"], layout)
     os.ftruncate(output_fd, 0)
     watchdog.restart_page(watch_fd)
@@ -124,6 +135,13 @@ def _kill_namespace(inner: int | None = None) -> int | None:
             status = reaped if pid == inner else status
     except ChildProcessError:
         return status
+
+
+def _restart_pids() -> None:
+    """As PID 1, with no other process left: the namespace hands out pid 2 next, as a namespace of the check's own
+    would, so that no check's pid tells how many processes the checks before it ran."""
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write("1")
 
 
 def _guard_check(control: socket.socket, inner: int, watch_fd: int, memory_bytes: int | None):

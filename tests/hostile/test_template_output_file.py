@@ -1,0 +1,67 @@
+"""One sandbox per topic (template.py), red team: a check cannot change how the next check of its topic writes its
+output.
+
+PID 1 empties the output file before each check, but every check's stdout and stderr were the one open file
+description PID 1 holds: its offset and its status flags outlived the check. A check that clears O_APPEND and seeks
+its stdout to the 1 MiB file size limit made every print of the next check fail (EFBIG: a module that prints when
+imported cannot be imported, and the topic's remaining checks are recorded as import failures), and the offset
+carried any number it chose to the next check.
+"""
+import sys
+
+import pytest
+
+from grader.engine.runner import zygote
+from grader.sandbox.policy import sandbox_config
+from grader.sandbox.remote import ChildPool, Submission
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
+
+OUTPUT_BYTES = 2**20
+PROBES = '''
+import fcntl, os
+
+def spoil_stdout(offset):
+    """Clear O_APPEND on stdout and leave its offset at `offset`."""
+    fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) & ~os.O_APPEND)
+    return os.lseek(1, offset, os.SEEK_SET)
+
+def stdout_state():
+    """Whether stdout appends, and its offset."""
+    return bool(fcntl.fcntl(1, fcntl.F_GETFL) & os.O_APPEND), os.lseek(1, 0, os.SEEK_CUR)
+
+def shout(text):
+    print(text, flush=True)
+    return True
+'''
+
+
+@pytest.fixture
+def topic_checks(tmp_path):
+    """`topic_checks()`: the next check of topic `demo` (a Submission), all from one pool."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "demo.py").write_text(PROBES)
+    config = {**sandbox_config(folder, 2**30, OUTPUT_BYTES), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+
+    def next_check() -> Submission:
+        sub = Submission(pool, config)
+        sub.set_timeout(30)
+        return sub
+    yield next_check
+    pool.close()
+
+
+def test_a_check_cannot_spoil_the_next_checks_output(topic_checks):
+    first = topic_checks()
+    assert first.spoil_stdout(OUTPUT_BYTES) == OUTPUT_BYTES
+    assert first.stdout_state() == (False, OUTPUT_BYTES), "the first check could not spoil its stdout"
+    first.close()
+    second = topic_checks()
+    state = second.stdout_state()
+    assert second.isolation["template"] and second._child.sandbox is first._child.sandbox
+    assert state == (True, 0)
+    assert second.shout("heard-by-the-grader") is True
+    assert "heard-by-the-grader" in second.output_tail()
+    second.close()

@@ -1,0 +1,59 @@
+"""One sandbox per topic (template.py), red team: the pid a check's process gets says nothing of the checks before it.
+
+The checks of a topic share one PID namespace, whose pid counter outlived each check: a check that forked k
+processes moved the next check's pid on by k, a number any check could write and the next read (os.getpid()), where a
+chain per check always started its submission at the same pid.
+"""
+import sys
+
+import pytest
+
+from grader.engine.runner import zygote
+from grader.sandbox.policy import sandbox_config
+from grader.sandbox.remote import ChildPool, Submission
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
+
+PROBES = '''
+import os
+
+def pid():
+    return os.getpid()
+
+def fork(count):
+    """Fork `count` processes that end at once; this process's pid."""
+    for _ in range(count):
+        child = os.fork()
+        if child == 0:
+            os._exit(0)
+        os.waitpid(child, 0)
+    return os.getpid()
+'''
+
+
+@pytest.fixture
+def topic_checks(tmp_path):
+    """`topic_checks()`: the next check of topic `demo` (a Submission), all from one pool."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "demo.py").write_text(PROBES)
+    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    pool = ChildPool(zygote())
+
+    def next_check() -> Submission:
+        sub = Submission(pool, config)
+        sub.set_timeout(30)
+        return sub
+    yield next_check
+    pool.close()
+
+
+def test_a_check_cannot_move_the_next_checks_pid(topic_checks):
+    first = topic_checks()
+    first_pid = first.fork(40)
+    assert first.isolation["template"]
+    first.close()
+    second = topic_checks()
+    assert second.pid() == first_pid
+    assert second._child.sandbox is first._child.sandbox
+    second.close()
