@@ -141,11 +141,12 @@ def _mask(target: str) -> None:
 def _passages(paths: list[str], bound: list[str]) -> set[str]:
     """The root's own folders on the way to `paths` (a venv in the grader's checkout: the checkout, its parents):
     made only to reach what is bound below them, they can be passed through but not listed (mode 0111), so the
-    child sees nothing of the checkout, the home folder or whatever else holds what is bound. Not below /tmp."""
+    child sees nothing of the checkout, the home folder or whatever else holds what is bound; below /tmp too (a
+    checkout cloned there), whose own mode lets a check make files in it but not list it (mount_tmp)."""
     passages = set()
     for path in paths:
         parent = os.path.dirname(path.rstrip("/"))
-        while parent not in ("/", "") and not _covered(parent, [*bound, "/tmp"]):
+        while parent not in ("/", "", "/tmp") and not _covered(parent, bound):
             passages.add(parent)
             parent = os.path.dirname(parent)
     return passages
@@ -198,8 +199,10 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
 
 
 def mount_tmp(target: str, tmp_bytes: int, tmp_files: int) -> None:
-    """A fresh tmpfs at `target`: the sandbox's /tmp, its one writable place, within its caps."""
-    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},nr_inodes={tmp_files},mode=1777")
+    """A fresh tmpfs at `target`: the sandbox's /tmp, its one writable place, within its caps. Mode 1733: a check
+    makes and reads its own files there by name, but cannot list it (the folders on the way to a venv or a
+    submission that lives below the host's /tmp would tell where the grader's checkout is)."""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={tmp_bytes},nr_inodes={tmp_files},mode=1733")
 
 
 def disable_sysv_ipc(root: str) -> None:
