@@ -247,7 +247,7 @@ def memfd():
 
 @linux_only
 def test_processes_shared_memory_and_memfds_are_capped(sandboxed):
-    sub = sandboxed(FORKING)
+    sub = sandboxed(FORKING, timeout=120)  # 128 forks of a torch process took over 20 s at load 8
     report = walls(sub)
     if report.get("watchdog"):  # PID 1 counts every task of the sandbox and kills them all past its cap
         with pytest.raises(ChildFailure, match="processes and threads"):
