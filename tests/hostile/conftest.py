@@ -87,3 +87,43 @@ def saturated_cpus():
     for process in busy:
         process.kill()
         process.wait()
+
+
+# A grader that is not root: its sandboxes' user namespaces map one uid, as the grader writes them where the host
+# refuses a second one (a check then has PID 1's uid).
+ONE_UID = ("from grader.sandbox import namespaces\n"
+           "def _one_uid(pid, uid, gid):\n"
+           "    namespaces._write(f'/proc/{pid}/setgroups', 'deny')\n"
+           "    namespaces._write(f'/proc/{pid}/uid_map', f'0 {uid} 1\\n')\n"
+           "    namespaces._write(f'/proc/{pid}/gid_map', f'0 {gid} 1\\n')\n"
+           "namespaces.write_maps = _one_uid\n")
+
+
+@pytest.fixture
+def topic_checks_of(tmp_path):
+    """`topic_checks_of(source, memory_bytes, output_bytes, one_uid)`: a function that starts the next check of topic
+    `demo` = `source` (a Submission with 30 s calls); every check from one pool, so one topic sandbox serves them all
+    in turn (with `one_uid`, a sandbox that maps one uid, as for a grader that is not root)."""
+    pools, zygotes = [], []
+
+    def start(source: str, memory_bytes: int = 2**30, output_bytes: int = 2**20, one_uid: bool = False):
+        folder = tmp_path / "sub"  # below the host's /tmp where TMPDIR is: bound below the sandbox's /tmp
+        folder.mkdir(exist_ok=True)
+        (folder / "demo.py").write_text(source)
+        config = {**sandbox_config(folder, memory_bytes, output_bytes), "topic": "demo", "forbidden": []}
+        if one_uid:
+            zygotes.append(Zygote(prelude=ONE_UID))
+        pools.append(ChildPool(zygotes[-1] if one_uid else zygote()))
+        pool = pools[-1]
+
+        def next_check() -> Submission:
+            sub = Submission(pool, config)
+            sub.set_timeout(30)
+            return sub
+        return next_check
+    yield start
+    for pool in pools:
+        pool.close()
+    for started in zygotes:
+        started.close()
+

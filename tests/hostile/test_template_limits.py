@@ -11,18 +11,8 @@ import sys
 
 import pytest
 
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
-from grader.sandbox.zygote import Zygote
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
-
-ONE_UID = ("from grader.sandbox import namespaces\n"
-           "def _one_uid(pid, uid, gid):\n"
-           "    namespaces._write(f'/proc/{pid}/setgroups', 'deny')\n"
-           "    namespaces._write(f'/proc/{pid}/uid_map', f'0 {uid} 1\\n')\n"
-           "    namespaces._write(f'/proc/{pid}/gid_map', f'0 {gid} 1\\n')\n"
-           "namespaces.write_maps = _one_uid\n")
 
 PROBES = '''
 import os, resource
@@ -46,27 +36,16 @@ def lower_init():
 
 
 @pytest.fixture
-def one_uid_pool(tmp_path):
-    """A pool whose sandboxes map one uid (an unprivileged grader's), and the config of topic `demo`."""
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "demo.py").write_text(PROBES)
-    zygote = Zygote(prelude=ONE_UID)
-    pool = ChildPool(zygote)
-    yield pool, {**sandbox_config(folder, 2**31, 2**20), "topic": "demo", "forbidden": []}
-    pool.close()
-    zygote.close()
+def one_uid_checks(topic_checks_of):
+    return topic_checks_of(PROBES, 2**31, one_uid=True)
 
 
-def test_a_check_cannot_lower_the_limits_of_the_next_one(one_uid_pool):
-    pool, config = one_uid_pool
-    first = Submission(pool, config)
-    first.set_timeout(30)
+def test_a_check_cannot_lower_the_limits_of_the_next_one(one_uid_checks):
+    first = one_uid_checks()
     before, uid = first.limits()
     assert first.isolation["template"] and uid == 0, "the check must run in a template, as PID 1's uid"
     first.lower_init()
     first.close()
-    second = Submission(pool, config)
-    second.set_timeout(30)
+    second = one_uid_checks()
     assert second.limits() == (before, 0)
     second.close()

@@ -12,9 +12,7 @@ import sys
 
 import pytest
 
-from grader.engine.runner import zygote
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission
+from grader.sandbox.remote import ChildFailure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
@@ -37,20 +35,8 @@ def fill(tmp_mib, gib):
 
 
 @pytest.fixture
-def topic_checks(tmp_path):
-    """`topic_checks()`: the next check of topic `demo` (a Submission), all from one pool, under a 0.5 GiB cap."""
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, GIB // 2, 2**20), "topic": "demo", "forbidden": []}
-    pool = ChildPool(zygote())
-
-    def next_check() -> Submission:
-        sub = Submission(pool, config)
-        sub.set_timeout(30)
-        return sub
-    yield next_check
-    pool.close()
+def topic_checks(topic_checks_of):
+    return topic_checks_of(PROBES, GIB // 2)
 
 
 def test_a_check_past_its_topics_memory_cgroup_is_told_it_passed_the_cap(topic_checks):

@@ -8,9 +8,6 @@ import sys
 
 import pytest
 
-from grader.engine.runner import zygote
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
@@ -32,20 +29,8 @@ def fork(count):
 
 
 @pytest.fixture
-def topic_checks(tmp_path):
-    """`topic_checks()`: the next check of topic `demo` (a Submission), all from one pool."""
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    pool = ChildPool(zygote())
-
-    def next_check() -> Submission:
-        sub = Submission(pool, config)
-        sub.set_timeout(30)
-        return sub
-    yield next_check
-    pool.close()
+def topic_checks(topic_checks_of):
+    return topic_checks_of(PROBES)
 
 
 def test_a_check_cannot_move_the_next_checks_pid(topic_checks):

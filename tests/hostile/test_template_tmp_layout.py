@@ -12,18 +12,8 @@ import sys
 
 import pytest
 
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
-from grader.sandbox.zygote import Zygote
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
-
-ONE_UID = ("from grader.sandbox import namespaces\n"
-           "def _one_uid(pid, uid, gid):\n"
-           "    namespaces._write(f'/proc/{pid}/setgroups', 'deny')\n"
-           "    namespaces._write(f'/proc/{pid}/uid_map', f'0 {uid} 1\\n')\n"
-           "    namespaces._write(f'/proc/{pid}/gid_map', f'0 {gid} 1\\n')\n"
-           "namespaces.write_maps = _one_uid\n")
 
 PROBES = '''
 import os
@@ -45,22 +35,8 @@ def move_submission_folders():
 
 
 @pytest.fixture
-def one_uid_checks(tmp_path):
-    """`one_uid_checks()`: the next check of topic `demo` from one pool whose sandboxes map one uid."""
-    folder = tmp_path / "sub"  # below the host's /tmp: bound below the sandbox's /tmp
-    folder.mkdir()
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-    zygote = Zygote(prelude=ONE_UID)
-    pool = ChildPool(zygote)
-
-    def next_check() -> Submission:
-        sub = Submission(pool, config)
-        sub.set_timeout(30)
-        return sub
-    yield next_check
-    pool.close()
-    zygote.close()
+def one_uid_checks(topic_checks_of):
+    return topic_checks_of(PROBES, one_uid=True)
 
 
 def test_a_check_cannot_end_the_template_by_moving_the_submissions_folders(one_uid_checks):
