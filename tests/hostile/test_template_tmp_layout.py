@@ -5,13 +5,13 @@ A submission (or venv) below the host's /tmp is bound below the sandbox's /tmp, 
 Where the grader is not root its user namespace maps one uid, so the check's process owns those folders and may
 rename them in /tmp. Before the next check PID 1 finds the mount at a path its layout does not hold, fails the
 assertion of mounts.renew_tmp and exits; the pool then gave up templates for the rest of the run (a chain per check
-for every later topic: slower, no points lost). renew_tmp now finds the mounts by their mount ids. A grade-batch upload is unpacked below /tmp. As root the check runs as
-another uid and the rename is refused. The one-uid map is stood in for as in test_template_limits.py.
+for every later topic: slower, no points lost). renew_tmp now finds the mounts by their mount ids. A grade-batch
+upload is unpacked below /tmp. As root the check runs as another uid and the rename is refused. The one-uid map is
+stood in for by the hostile conftest's ONE_UID.
 """
 import sys
 
 import pytest
-
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
