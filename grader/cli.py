@@ -13,12 +13,13 @@ from grader import interrupt
 
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 
-from grader import handout, hints, output, progress, topics as topic_registry  # noqa: E402
+from grader import hints, output, progress, topics as topic_registry  # noqa: E402
+from grader.instructor import handout  # noqa: E402
 from grader.exporters.classroom import to_classroom  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
-from grader import instructor  # noqa: E402
+from grader.instructor import commands as instructor  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
@@ -75,7 +76,8 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
 
     `record_bad_input(message)` runs before the usage error (`grade` writes an error results file there).
     """
-    from grader.grading import BadInput, resolve_submission, resolve_topics
+    from grader.grading import resolve_topics
+    from grader.submission.folder import BadInput, resolve_submission
 
     try:
         chosen = resolve_topics(topics)
@@ -133,14 +135,14 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
     _start_checking()
     from grader.exporters.terminal import summary
     from grader.grading import grade
-    from grader.stubs import started_topics
+    from grader.submission.stubs import started_topics
 
     chosen, folder = _resolve(topics, submission)
     writes = ([("json", out)] if out is not None else []) + targets
     to_stderr = _results_on_stdout(writes)
     not_started: dict[str, float] = {}
     if started:
-        from grader.batch import topic_points
+        from grader.instructor.batch import topic_points
 
         begun = started_topics(folder, chosen)
         if len(begun) < len(chosen):
@@ -275,8 +277,9 @@ def selftest(topics):
     """Prove the checks: solutions full marks, stubs zero, every mutant caught with its misconception id."""
     _instructor_only("selftest")
     _start_checking()
-    from grader.grading import BadInput, resolve_topics
-    from grader.selftest import check_topic
+    from grader.grading import resolve_topics
+    from grader.submission.folder import BadInput
+    from grader.instructor.selftest import check_topic
 
     try:
         chosen = resolve_topics(topics)
@@ -306,8 +309,9 @@ def goldens(topics):
     _start_checking()
     from grader.engine import goldens as store
     from grader.exporters.terminal import summary
-    from grader.grading import BadInput, grade, resolve_topics
-    from grader.selftest import SOLUTIONS_DIR
+    from grader.grading import grade, resolve_topics
+    from grader.submission.folder import BadInput
+    from grader.instructor.selftest import SOLUTIONS_DIR
 
     try:
         chosen = resolve_topics(topics)
@@ -328,7 +332,7 @@ def goldens(topics):
 def bundle(out: Path):
     """Write the student bundle to OUT: stubs, public checks, goldens, hints; no solutions, reference or hidden checks."""
     _instructor_only("bundle")
-    from grader.bundle import write_bundle
+    from grader.instructor.bundle import write_bundle
 
     try:
         files = write_bundle(out)
@@ -346,8 +350,9 @@ def bundle(out: Path):
 def notebook(topic: str, out: Path, force: bool, submission: Path):
     """Write a self-study notebook for TOPIC: the idea, your functions (from your TOPIC.py where you have changed
     it, else the stub's) with inline checks, experiments."""
-    from grader.grading import BadInput, resolve_topics
-    from grader.notebooks.build import write
+    from grader.grading import resolve_topics
+    from grader.submission.folder import BadInput
+    from grader.learner.notebooks.build import write
 
     try:
         (chosen,) = resolve_topics([topic])
@@ -367,7 +372,7 @@ def notebook(topic: str, out: Path, force: bool, submission: Path):
 def watch(topic, submission: Path):
     """Re-check a topic each time you save its file (TOPIC, else the next one to do); Ctrl-C stops."""
     _start_checking()
-    from grader.watch import suggest, watch as run_watch
+    from grader.learner.watch import suggest, watch as run_watch
 
     chosen, folder = _resolve([topic] if topic else [], submission)
     if submission.suffix == ".ipynb":
@@ -384,7 +389,7 @@ def watch(topic, submission: Path):
 @SUBMISSION
 def progress_cmd(submission: Path):
     """Your progress: every topic and function, not started, failing or passing; hints read; what is next."""
-    from grader.overview import render
+    from grader.learner.overview import render
 
     click.echo(render(submission if submission.is_dir() else submission.resolve().parent))
 

@@ -157,7 +157,7 @@ def test_the_anonymous_report_names_no_student(graded, tmp_path):
 
 def test_the_check_table_leads_with_the_most_failed_and_counts_stubs_apart(graded):
     _, out, _ = graded
-    from grader import report
+    from grader.instructor import report
 
     docs = report.load(out)
     rates = report.pass_rates(docs)
@@ -232,6 +232,6 @@ def test_the_report_renders_in_a_browser(graded, tmp_path):
 
 
 def test_a_name_that_starts_like_a_formula_is_text_in_grades_csv():
-    from grader.batch import _cell
+    from grader.instructor.batch import _cell
 
     assert [_cell(n) for n in ("=HYPERLINK(1)", "+1", "@x", "ada")] == ["'=HYPERLINK(1)", "'+1", "'@x", "ada"]

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.bundle import write_bundle
-from grader.selftest import SOLUTIONS_DIR
+from grader.instructor.bundle import write_bundle
+from grader.instructor.selftest import SOLUTIONS_DIR
 from grader.topics import all_topics
 
 # Run the bundle's CLI with the repository's reference and solutions packages unimportable, as on a student's machine.

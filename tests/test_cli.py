@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from grader import topics
 from grader.cli import main
 from grader.results import problems
-from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.instructor.selftest import EXERCISES_DIR, SOLUTIONS_DIR
 
 KV = (SOLUTIONS_DIR / "kv_cache.py").read_text()
 
@@ -246,7 +246,7 @@ def test_the_submission_is_found_from_anywhere_in_the_project(tmp_path, monkeypa
 
 
 def test_a_refused_hidden_grade_in_the_handout_writes_nothing(tmp_path, monkeypatch):
-    from grader import handout
+    from grader.instructor import handout
 
     monkeypatch.setattr(handout, "is_handout", lambda: True)
     folder = submission(tmp_path, KV)
@@ -259,7 +259,7 @@ def test_a_notebook_grades_the_topic_it_holds(tmp_path):
     import subprocess
     import sys
 
-    from grader.notebooks.build import write
+    from grader.learner.notebooks.build import write
 
     notebook = write("kv_cache", tmp_path)
     tmp_path.chmod(0o755)

@@ -7,7 +7,7 @@ import pytest
 
 from grader.grading import grade
 from grader.sandbox.policy import REPO
-from grader.selftest import SOLUTIONS_DIR, mutant_submission, mutants
+from grader.instructor.selftest import SOLUTIONS_DIR, mutant_submission, mutants
 from grader.topics import all_topics
 
 TIMES = ("started_at", "duration_s")

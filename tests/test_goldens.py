@@ -4,7 +4,7 @@ import torch
 
 from grader.engine import goldens
 from grader.grading import grade
-from grader.selftest import SOLUTIONS_DIR
+from grader.instructor.selftest import SOLUTIONS_DIR
 from grader.topics import all_topics
 
 TOPICS = [t for t in all_topics() if (goldens.CHECKS_DIR / t / "goldens.pt").exists()]

@@ -17,9 +17,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import hints, pins
-from grader.autograder import finalize
-from grader.selftest import SOLUTIONS_DIR
+from grader import hints
+from grader.instructor import pins
+from grader.instructor.autograder import finalize
+from grader.instructor.selftest import SOLUTIONS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
@@ -86,7 +87,7 @@ def autograder_root(autograder_zip, zip_python):
 
 def is_handout(python: Path, root: Path) -> bool:
     """Whether the zip's grader takes itself for the student handout (then it refuses `grade --hidden`)."""
-    done = subprocess.run([python, "-c", "from grader import handout; print(handout.is_handout())"],
+    done = subprocess.run([python, "-c", "from grader.instructor import handout; print(handout.is_handout())"],
                           cwd=root / "source", capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() == "True"
@@ -136,7 +137,7 @@ def test_the_zip_holds_the_two_scripts_at_its_root_and_the_grader_source(autogra
         assert stat.S_IMODE(infos[script].external_attr >> 16) == 0o755
     names = set(infos)
     assert {"pyproject.toml", "README.md", "grader/cli.py", "grader/checks/sampling/test_hidden.py",
-            "grader/autograder/finalize.py", "exercises/sampling.py", "reference/sampling.py"} <= names
+            "grader/instructor/autograder/finalize.py", "exercises/sampling.py", "reference/sampling.py"} <= names
     assert not [n for n in names if n.split("/")[0] in ("solutions", "tests") or "__pycache__" in n
                 or n.endswith(".pyc")]
     for text in (setup, run):
@@ -168,7 +169,7 @@ def test_a_whole_handout_repository_is_graded_from_its_exercises_folder(grading_
     """A GitHub submission uploads the student's whole repository, whose grader/ also holds topic-named modules."""
     stub = (ROOT / "exercises" / "sampling.py").read_text()
     _, doc = run_autograder(grading_root, zip_python, {"exercises/sampling.py": SAMPLING,
-                                              "grader/notebooks/topics/sampling.py": stub, "README.md": "hi\n"})
+                                              "grader/learner/notebooks/topics/sampling.py": stub, "README.md": "hi\n"})
     assert doc["extra_data"]["infergrade_status"] == "completed"
     assert doc["score"] == doc["extra_data"]["max_score"] > 0
 

@@ -11,7 +11,8 @@ import click
 import pytest
 import yaml
 
-from grader import pins, topics
+from grader import topics
+from grader.instructor import pins
 from grader.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +146,7 @@ def test_the_student_workflow_reports_points_to_classroom_and_fails_only_on_what
 
     solution = (ROOT / "solutions" / "kv_cache.py").read_text()
     code, payload = run_step("right", solution)
-    from grader.batch import topic_points
+    from grader.instructor.batch import topic_points
 
     public = topic_points(topics.all_topics(), hidden=False)
     assert code == 0 and payload["status"] == "pass" and payload["max_score"] == sum(public.values())
@@ -193,7 +194,7 @@ def test_the_pins_cover_what_the_direct_dependencies_need_in_turn():
 def test_init_ci_is_an_instructor_command(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    from grader import handout
+    from grader.instructor import handout
 
     monkeypatch.setattr(handout, "is_handout", lambda: True)
     result = CliRunner().invoke(main, ["init-ci", "--out", str(tmp_path / "ci")])

@@ -14,10 +14,10 @@ from click.testing import CliRunner
 
 from grader import topics
 from grader.cli import main
-from grader.notebooks.build import build
-from grader.notebooks.extract import from_notebook, stub_parts
-from grader.notebooks.inline import MIME
-from grader.selftest import SOLUTIONS_DIR
+from grader.learner.notebooks.build import build
+from grader.submission.notebook import from_notebook, stub_parts
+from grader.learner.notebooks.inline import MIME
+from grader.instructor.selftest import SOLUTIONS_DIR
 
 nbclient = pytest.importorskip("nbclient", reason="the dev extra runs the notebooks")
 image = pytest.importorskip("matplotlib.image")
@@ -243,7 +243,7 @@ def test_run_all_in_the_handout_draws_what_is_written_and_says_what_to_write_fir
         _code(nb, f"sampling.{name}")[0].source = written[name]
     (module,) = _code(nb, "sampling")
     module.source = f"# sampling module code\n{written['']}"
-    _code(nb, "setup")[0].source = "import grader.notebooks as infergrade"  # no checking process: no check cells
+    _code(nb, "setup")[0].source = "import grader.learner.notebooks as infergrade"  # no checking process: no check cells
     nb.cells = [nbformat.v4.new_code_cell(NO_REFERENCE)] + [c for c in nb.cells if c not in _code(nb, "check")]
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on any error
@@ -281,7 +281,7 @@ def test_a_check_report_shows_as_html_without_terminal_codes():
     import html
     import re
 
-    from grader.notebooks.inline import COLOURS, Report
+    from grader.learner.notebooks.inline import COLOURS, Report
 
     checks = [_check("top_p_filter", "failed", "expected [0.5 <= x] & y, got 1 < 2"), _check("sample", "not_started")]
     doc = {"topics": [{"id": "sampling", "score": 0, "max_score": 2, "status": "failed", "message": "",

@@ -3,7 +3,7 @@ from click.testing import CliRunner
 
 from grader import progress, topics
 from grader.cli import main
-from grader.overview import states
+from grader.learner.overview import states
 
 
 def _doc(checks):

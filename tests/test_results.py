@@ -6,7 +6,7 @@ import pytest
 
 from grader.grading import grade
 from grader.results import SCHEMA, checked, error_document, problems
-from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.instructor.selftest import EXERCISES_DIR, SOLUTIONS_DIR
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from grader import hints
-from grader.selftest import grade_mutant, grade_solutions, grade_stubs, missing_mutants, mutants
+from grader.instructor.selftest import grade_mutant, grade_solutions, grade_stubs, missing_mutants, mutants
 from grader.topics import all_topics
 
 TOPICS = all_topics()

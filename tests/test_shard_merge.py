@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import batch
-from grader.instructor import grade_batch, merge_cmd, report_cmd
+from grader.instructor import batch
+from grader.instructor.commands import grade_batch, merge_cmd, report_cmd
 from grader.sandbox.policy import REPO
 
 pytestmark = pytest.mark.xdist_group("shard_merge")  # one worker grades the class once for every test here
@@ -120,7 +120,7 @@ def test_a_slice_depends_only_on_the_names(size, count):
 
 
 def test_a_slice_is_the_same_under_any_hash_seed():
-    script = "from grader.batch import shard_of; print(shard_of(['bo', 'ada', 'cy', 'Ed', 'éa', 'di'], 2, 3))"
+    script = "from grader.instructor.batch import shard_of; print(shard_of(['bo', 'ada', 'cy', 'Ed', 'éa', 'di'], 2, 3))"
     seen = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO),
                                                                 "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, timeout=60, check=True).stdout for seed in ("1", "2")}

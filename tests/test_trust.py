@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader.results import problems
-from grader.selftest import SOLUTIONS_DIR
+from grader.instructor.selftest import SOLUTIONS_DIR
 
 SAMPLING = (SOLUTIONS_DIR / "sampling.py").read_text()
 KV = (SOLUTIONS_DIR / "kv_cache.py").read_text()

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from grader.selftest import EXERCISES_DIR, SOLUTIONS_DIR
-from grader.watch import affected, units_source
+from grader.instructor.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+from grader.learner.watch import affected, units_source
 
 WAIT_S = 240  # a loaded 2-core machine
 

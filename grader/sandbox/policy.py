@@ -20,7 +20,7 @@ PACKAGES = ("grader", "reference", "solutions")  # the grader's own (`exercises`
 
 def grader_material(site_dirs: list[str]) -> set[Path]:
     """The grader's package, reference, solutions, tests and history, here and in every site-packages: what no
-    submission may be graded from inside (`grading.resolve_submission`) and no child may read."""
+    submission may be graded from inside (`submission.folder.resolve_submission`) and no child may read."""
     paths = {Path(grader.__file__).parent, REPO / "reference", REPO / "solutions", REPO / "tests", REPO / ".git"}
     return paths | {Path(d) / name for d in site_dirs for name in PACKAGES}
 

@@ -14,9 +14,9 @@ import nbformat
 import pytest
 import yaml
 
-from grader.grading import BadInput, resolve_submission
+from grader.submission.folder import BadInput, resolve_submission
 from grader.sandbox import policy
-from grader.selftest import SOLUTIONS_DIR
+from grader.instructor.selftest import SOLUTIONS_DIR
 from test_gradescope_autograder import autograder_root, autograder_zip, grading_root, run_autograder, zip_python  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]

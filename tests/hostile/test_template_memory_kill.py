@@ -6,7 +6,7 @@ Under cgroup v1 there is no memory.oom.group: PID 1 of the sandbox offers itself
 itself before it forks the checks, and each check's process inherited the 1000: the kernel then kills the largest
 process of the cgroup, the check's, and PID 1 lives on. The check was reported as "killed (SIGKILL), most likely for
 running out of memory" (a crash) with no memory kill recorded, and a check whose worker the kernel killed waited on
-it until its timeout (tests/hostile/test_memory_under_load.py). Skipped where no memory cgroup can be made.
+it until its timeout (tests/hostile/test_watchdog_under_load.py). Skipped where no memory cgroup can be made.
 """
 import sys
 

@@ -332,7 +332,7 @@ def test_checks_diagnose_from_the_reference_case():
 
 
 def test_notebook_closes_on_what_the_topic_does_not_do():
-    from grader.notebooks.build import build
+    from grader.learner.notebooks.build import build
 
     last = build("flash_attention").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")

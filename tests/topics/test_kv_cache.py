@@ -426,7 +426,7 @@ def test_mutant_output_is_what_its_misconception_predicts(misconception):
 
 
 def test_notebook_closes_on_what_the_topic_does_not_do():
-    from grader.notebooks.build import build
+    from grader.learner.notebooks.build import build
 
     last = build("kv_cache").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")

@@ -378,7 +378,7 @@ def test_mutants_show_their_misconception():
 
 
 def test_notebook_closes_on_what_the_topic_does_not_do():
-    from grader.notebooks.build import build
+    from grader.learner.notebooks.build import build
 
     last = build("paged_kv").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")

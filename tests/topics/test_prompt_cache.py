@@ -306,7 +306,7 @@ def test_hash_mutants_show_their_bug():
 
 
 def test_notebook_closes_on_what_the_topic_does_not_do():
-    from grader.notebooks.build import build
+    from grader.learner.notebooks.build import build
 
     last = build("prompt_cache").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")

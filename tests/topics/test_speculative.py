@@ -411,7 +411,7 @@ def test_one_mutant_per_misconception_each_with_a_docstring():
 
 
 def test_notebook_closes_on_what_the_topic_does_not_do():
-    from grader.notebooks.build import build
+    from grader.learner.notebooks.build import build
 
     last = build("speculative").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
