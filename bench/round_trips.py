@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from grader.grading import grade  # noqa: E402 - the checkout's own, whatever is installed
-from grader.sandbox import remote, served  # noqa: E402
+from grader.sandbox import connection, served  # noqa: E402
 
 
 def tree_cpu() -> float:
@@ -49,7 +49,7 @@ def main() -> None:
             cpu_in_calls[check] += time.process_time() - t0
 
     served.answer = counted
-    request = remote.Child.request
+    request = connection.Child.request
     grader_cpu = collections.Counter()
 
     def timed_request(self, *a, **k):
@@ -60,7 +60,7 @@ def main() -> None:
         finally:
             grader_cpu[check] += time.process_time() - t0
 
-    remote.Child.request = timed_request
+    connection.Child.request = timed_request
     cpu0, wall0 = tree_cpu(), time.monotonic()
     doc = grade(args.submission, [args.topic], hidden=not args.public, seed=args.seed, with_progress=False)
     cpu, wall = tree_cpu() - cpu0, time.monotonic() - wall0

@@ -24,7 +24,8 @@ def run_checks(mode: str, checks: int) -> None:
     """In the measured process: `checks` checks of sampling that import the submission and end."""
     sys.path.insert(0, str(REPO))
     from grader.sandbox.policy import sandbox_config
-    from grader.sandbox.remote import ChildPool, Submission
+    from grader.sandbox.pool import ChildPool
+    from grader.sandbox.remote import Submission
     from grader.sandbox.zygote import shared
 
     pool = ChildPool(shared(), templates=mode == "template")

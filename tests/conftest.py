@@ -55,16 +55,16 @@ def open_folder():
 @pytest.fixture(autouse=True)
 def close_child_pools(monkeypatch):
     """Close every ChildPool a test makes: its spare child and that child's folder end with the test."""
-    from grader.sandbox import remote
+    from grader.sandbox import pool as pools
 
     made = []
-    start = remote.ChildPool.__init__
+    start = pools.ChildPool.__init__
 
     def remember(pool, *args, **kwargs):
         start(pool, *args, **kwargs)
         made.append(pool)
 
-    monkeypatch.setattr(remote.ChildPool, "__init__", remember)
+    monkeypatch.setattr(pools.ChildPool, "__init__", remember)
     yield
     for pool in made:
         pool.close()

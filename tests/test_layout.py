@@ -1,13 +1,13 @@
 """The layers of grader/ import only downwards: the core never imports the learner's or the instructor's tools, and
 reading a submission imports nothing of grading, the engine or the tools above them. The command line
-(cli.py, __main__.py) sits on top and may import every layer."""
+(cli.py, __main__.py) and the old name of the notebooks' module sit on top and may import every layer."""
 import ast
 from pathlib import Path
 
 import grader
 
 GRADER = Path(grader.__file__).resolve().parent
-TOP = {"grader.cli", "grader.__main__"}
+TOP = {"grader.cli", "grader.__main__", "grader.notebooks"}  # entry points: the command line, old notebooks' import
 # layer -> the packages its modules must not import; "core" is every module of grader/ outside the other layers
 FORBIDDEN = {
     "core": ("grader.cli", "grader.learner", "grader.instructor"),
@@ -62,3 +62,10 @@ def test_the_import_reader_sees_the_command_line_reach_every_layer():
     find no upward arrow anywhere either."""
     reached = {layer(m) for _, m in imports(GRADER / "cli.py") if m.startswith("grader.")}
     assert {"grader.learner", "grader.instructor", "core"} <= reached
+
+
+def test_no_module_is_much_longer_than_400_lines():
+    """A module past about 400 lines holds more than one concept: split it by what each part does."""
+    long = [f"{p.relative_to(GRADER.parent)}: {n} lines" for p in sorted(GRADER.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > 420]
+    assert long == []

@@ -243,7 +243,8 @@ def test_run_all_in_the_handout_draws_what_is_written_and_says_what_to_write_fir
         _code(nb, f"sampling.{name}")[0].source = written[name]
     (module,) = _code(nb, "sampling")
     module.source = f"# sampling module code\n{written['']}"
-    _code(nb, "setup")[0].source = "import grader.learner.notebooks as infergrade"  # no checking process: no check cells
+    # no checking process: no check cells
+    _code(nb, "setup")[0].source = "import grader.learner.notebooks as infergrade"
     nb.cells = [nbformat.v4.new_code_cell(NO_REFERENCE)] + [c for c in nb.cells if c not in _code(nb, "check")]
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()  # raises on any error
@@ -293,3 +294,13 @@ def test_a_check_report_shows_as_html_without_terminal_codes():
     assert checks[0]["message"] in shown["text/plain"] and "&lt;" in shown["text/html"]  # the message, escaped
     assert f'<span style="color:{COLOURS[31]};">FAIL</span>' in shown["text/html"]  # click's red and yellow
     assert f'<span style="color:{COLOURS[33]};">NOT STARTED</span>' in shown["text/html"]
+
+
+def test_notebooks_written_before_the_move_keep_their_import():
+    """A notebook made before the learner's tools moved says `import grader.notebooks as infergrade`: the same
+    functions answer it."""
+    import grader.learner.notebooks as new
+    import grader.notebooks as old
+
+    assert old.__all__ == new.__all__
+    assert all(getattr(old, name) is getattr(new, name) for name in new.__all__)

@@ -10,7 +10,9 @@ import torch
 
 from grader.engine.runner import zygote
 from grader.sandbox.policy import REPO, sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, NotImplementedYet, Submission, SubmissionRaised
+from grader.sandbox.failures import ChildFailure, NotImplementedYet, SubmissionRaised
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 
 MODULE = textwrap.dedent('''
     import os, sys, time, socket, subprocess
@@ -425,15 +427,15 @@ def test_a_forged_exception_report_is_still_a_submission_error(tmp_path):
 def test_folders_left_by_a_killed_grader_are_removed_at_the_next_start(tmp_path, monkeypatch):
     import tempfile
 
-    from grader.sandbox import remote
+    from grader.sandbox import folders
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    gone = tmp_path / f"{remote.CHILD_FOLDER}4200000-x1y2"  # above the largest pid Linux hands out
-    running = tmp_path / f"{remote.CHILD_FOLDER}{os.getpid()}-x1y2"
+    gone = tmp_path / f"{folders.CHILD_FOLDER}4200000-x1y2"  # above the largest pid Linux hands out
+    running = tmp_path / f"{folders.CHILD_FOLDER}{os.getpid()}-x1y2"
     for folder in (gone, running):
         (folder / "root").mkdir(parents=True)
         (folder / "output.txt").write_text("left behind")
-    assert remote.remove_stale_folders() == 1
+    assert folders.remove_stale_folders() == 1
     assert not gone.exists() and running.exists()
 
 

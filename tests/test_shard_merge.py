@@ -120,7 +120,8 @@ def test_a_slice_depends_only_on_the_names(size, count):
 
 
 def test_a_slice_is_the_same_under_any_hash_seed():
-    script = "from grader.instructor.batch import shard_of; print(shard_of(['bo', 'ada', 'cy', 'Ed', 'éa', 'di'], 2, 3))"
+    script = ("from grader.instructor.batch import shard_of; "
+              "print(shard_of(['bo', 'ada', 'cy', 'Ed', 'éa', 'di'], 2, 3))")
     seen = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(REPO),
                                                                 "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, timeout=60, check=True).stdout for seed in ("1", "2")}

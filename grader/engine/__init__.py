@@ -5,7 +5,8 @@ from grader.engine.close import outside, within
 from grader.engine.goldens import golden, reference
 from grader.engine.tolerance import tolerance
 from grader.sandbox.codec import Opaque
-from grader.sandbox.remote import Remote, SubmissionRaised
+from grader.sandbox.failures import SubmissionRaised
+from grader.sandbox.remote import Remote
 
 __all__ = ["CheckFailure", "check", "diagnose", "expect_close", "expect_equal", "expect_length", "expect_raises",
            "expect_type",

@@ -173,7 +173,7 @@ def mismatch(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: fl
 
 def expect_raises(exc_type: type, fn, *args, **kwargs) -> str:
     """Call `fn` and require it to raise `exc_type` (matched by class name and bases); returns the message."""
-    from grader.sandbox.remote import SubmissionRaised
+    from grader.sandbox.failures import SubmissionRaised
 
     try:
         result = fn(*args, **kwargs)

@@ -15,8 +15,9 @@ import torch
 from grader.engine import goldens
 from grader.engine.checks import CheckFailure, CheckMeta
 from grader.interrupt import Interrupted, as_interrupted
-from grader.sandbox.remote import (ChildFailure, ChildPool, NotImplementedYet, ReplyTooLarge, Submission,
-                                   SubmissionRaised, describe_arguments)
+from grader.sandbox.failures import ChildFailure, NotImplementedYet, ReplyTooLarge, SubmissionRaised
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission, describe_arguments
 
 HIDDEN_FILE = "test_hidden.py"
 PUBLIC_SEED = 0

@@ -11,7 +11,7 @@ from grader import topics as topic_registry
 from grader.engine import goldens
 from grader.engine.plugin import CheckResult, ScorePlugin
 from grader.interrupt import Interrupted
-from grader.sandbox import cgroup, remote
+from grader.sandbox import cgroup, connection, folders, pool, remote
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.zygote import Zygote, shared
 
@@ -22,7 +22,7 @@ def zygote() -> Zygote:
     """The process's zygote (the CLI starts it before importing torch); the first call also removes the child
     folders and memory cgroups that killed runs left behind."""
     if not _swept:
-        remote.remove_stale_folders()
+        folders.remove_stale_folders()
         cgroup.remove_stale()
         _swept.append(True)
     return shared()
@@ -80,7 +80,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
                    key=lambda f: f.name == "test_hidden.py")
     if not files:
         return Run([])
-    deadline_s = remote.DEADLINE_PER_TOPIC * len(topics) if deadline_s is None else deadline_s
+    deadline_s = pool.DEADLINE_PER_TOPIC * len(topics) if deadline_s is None else deadline_s
     if any("hypothesis" in p.read_text() for t in topics for p in (topic_registry.CHECKS_DIR / t).glob("*.py")):
         load_hypothesis_profile()  # before the check modules build their settings (hypothesis costs ~0.1 s)
     args = [*map(str, files), "-c", str(topic_registry.CHECKS_DIR / "pytest.ini"),
@@ -91,7 +91,7 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         for t in topics:
             goldens.start_recording(t)
     with pytest.MonkeyPatch.context() as env:
-        plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, remote.OUTPUT_BYTES),
+        plugin = ScorePlugin(zygote(), sandbox_config(submission, memory_bytes, connection.OUTPUT_BYTES),
                              hidden, seed, record_goldens, topic_registry.signature, deadline_s, len(topics))
         for name in [name for name in os.environ if name.startswith("PYTEST_")]:
             env.delenv(name)  # no option or plugin from the environment (PYTEST_ADDOPTS, PYTEST_PLUGINS) counts

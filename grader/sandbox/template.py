@@ -26,7 +26,7 @@ What this changes at the trust boundary (walls.py keeps the layers; this is how 
   read-only root, and PID 1's memory, which a check's process sees a copy of as it was at its fork and can
   neither write (ptrace and process_vm_* are refused by seccomp and by the uid and capability drop) nor signal.
 - Where the template cannot be built (no namespaces, a refused user namespace or id map, no private root), it
-  says so and the grader starts one full chain per check, as before (remote.ChildPool).
+  says so and the grader starts one full chain per check, as before (pool.ChildPool).
 
 Control protocol (grader -> PID 1, frames of child.py): ("check", config) forks the check's process and answers
 with its namespace pid and the grader's socket (SCM_RIGHTS); ("end", grace) waits up to `grace` s for it to end,

@@ -25,11 +25,11 @@ class TemplateRefused(Exception):
 
 
 class TopicSandbox:
-    """Spawns, reaps and discards the check processes of one sandbox, as the zygote does children (remote.Child
+    """Spawns, reaps and discards the check processes of one sandbox, as the zygote does children (connection.Child
     uses either). One check at a time: `spawn` while a check is open is a grader error."""
 
     def __init__(self, zygote: Zygote, config: dict, folder: tuple):
-        """Start the sandbox for `config` in `folder` (remote.make_folder's: path, output file, watchdog page)."""
+        """Start the sandbox for `config` in `folder` (folders.make_folder's: path, output file, watchdog page)."""
         self.zygote = zygote
         self.tmpdir, self.output_fd, self.watch = folder
         self.pid, self.control = zygote.spawn({**config, "tmpdir": self.tmpdir}, template=True)

@@ -9,7 +9,8 @@ import pytest
 from grader.engine.runner import zygote
 from grader.grading import grade
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 from grader.sandbox.zygote import Zygote
 
 

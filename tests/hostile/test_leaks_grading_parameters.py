@@ -180,7 +180,8 @@ def test_a_restarted_child_cannot_read_its_checks_seed_from_the_global_generator
     and the check id): `torch.initial_seed()` showed it, and a small --seed (a CI run number) is found from it by
     trying them all. The child gets seeds that differ as the checks' do, and that say nothing of them."""
     from grader.engine.runner import sandbox_config, zygote
-    from grader.sandbox.remote import ChildPool, Submission
+    from grader.sandbox.pool import ChildPool
+    from grader.sandbox.remote import Submission
 
     (tmp_path / "demo.py").write_text("import torch\n\ndef seed():\n    return torch.initial_seed()\n")
     config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}

@@ -10,7 +10,8 @@ import pytest
 
 from grader.engine.runner import zygote
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildPool, Submission
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 HIDDEN = ("grader.checks", "grader.engine", "reference", "solutions")

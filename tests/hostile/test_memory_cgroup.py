@@ -11,7 +11,9 @@ import pytest
 from grader.results import VALIDATOR, isolation_level
 from grader.sandbox import cgroup
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission
+from grader.sandbox.failures import ChildFailure
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 from grader.sandbox.zygote import Zygote
 
 GIB = 2**30

@@ -13,7 +13,7 @@ import pytest
 from grader.grading import grade
 from grader.sandbox import watchdog
 from grader.sandbox.policy import REPO
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 GIB = 2**30

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from grader.engine.runner import zygote
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 

@@ -14,7 +14,7 @@ import torch
 
 from grader.sandbox import codec
 from grader.sandbox.policy import REPO
-from grader.sandbox.remote import REPLY_BYTES
+from grader.sandbox.connection import REPLY_BYTES
 
 # function of speculative.py -> the expression it returns instead of its answer
 ATTACKS = {

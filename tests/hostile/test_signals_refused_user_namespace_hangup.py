@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 from grader.sandbox.zygote import Zygote
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")

@@ -13,7 +13,9 @@ import pytest
 
 from grader.engine.runner import zygote
 from grader.sandbox.policy import sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission
+from grader.sandbox.failures import ChildFailure
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 from grader.sandbox.zygote import Zygote
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")

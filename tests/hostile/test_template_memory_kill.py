@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 

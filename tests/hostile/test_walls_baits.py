@@ -14,7 +14,9 @@ import pytest
 from grader.engine.runner import zygote
 from grader.results import problems
 from grader.sandbox.policy import REPO, sandbox_config
-from grader.sandbox.remote import ChildFailure, ChildPool, Submission, SubmissionRaised
+from grader.sandbox.failures import ChildFailure, SubmissionRaised
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 from grader.sandbox.zygote import Zygote
 
 SAMPLING = (REPO / "solutions" / "sampling.py").read_text()

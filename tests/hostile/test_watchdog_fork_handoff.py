@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 GIB = 2**30

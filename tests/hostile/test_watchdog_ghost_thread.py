@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from grader.grading import grade
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 from grader.sandbox.policy import REPO
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")

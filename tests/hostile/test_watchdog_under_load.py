@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from grader.sandbox.remote import ChildFailure
+from grader.sandbox.failures import ChildFailure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the watchdog reads Linux's /proc")
 GIB = 2**30

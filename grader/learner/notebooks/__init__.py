@@ -1,4 +1,5 @@
-"""Self-study notebooks: `import grader.learner.notebooks as infergrade`, then `infergrade.check("sampling.top_p_filter")`."""
+"""Self-study notebooks: `import grader.learner.notebooks as infergrade`, then
+`infergrade.check("sampling.top_p_filter")`."""
 from grader.learner.notebooks.experiment import experiment, implementations, reference
 from grader.learner.notebooks.inline import check, start
 

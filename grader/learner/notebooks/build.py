@@ -25,7 +25,8 @@ the reference's beside them where it is installed. A function's checks may call 
 later functions: until you write that one, they report it as not started. `infergrade.check("{topic}")` runs
 every public check of the topic."""
 
-SETUP = "import grader.learner.notebooks as infergrade\n\ninfergrade.start()  # the checking process warms up while you read"
+SETUP = ("import grader.learner.notebooks as infergrade\n\n"
+         "infergrade.start()  # the checking process warms up while you read")
 
 
 def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:

@@ -1,0 +1,74 @@
+"""How a call into the submission can go wrong, as the grader raises it: the submission raised, is not written yet,
+crashed, hung, could not be imported, or sent back too much."""
+from __future__ import annotations
+
+import os
+import signal
+
+from grader.text import printable
+
+
+class SubmissionRaised(Exception):
+    """The submission raised an exception during a call."""
+
+    def __init__(self, call: str, info: dict):
+        self.call = call
+        self.type_name = info["type"]
+        self.type_names = list(info["types"])
+        self.message = info["message"]
+        self.where = info.get("where", "")
+        super().__init__(f"{call} raised {self.type_name}: {self.message}")
+
+
+class NotImplementedYet(BaseException):
+    """The submission still raises NotImplementedError: the check stops at once (no shrinking, no retries)."""
+
+    def __init__(self, function: str):
+        self.function = function
+        super().__init__(f"{function} is not implemented yet (it raises NotImplementedError)")
+
+
+class ChildFailure(BaseException):
+    """The child crashed, hung or could not import the submission; `status` is 'error' or 'timeout'.
+
+    `import_failure` marks a module that could not be imported: one error for its topic, not one per check.
+    A BaseException so that neither a check nor hypothesis can catch it and carry on.
+    """
+
+    def __init__(self, status: str, message: str, import_failure: bool = False):
+        self.status = status
+        self.import_failure = import_failure
+        super().__init__(message)
+
+
+class ReplyTooLarge(ChildFailure):
+    """A call sent back more bytes than its check accepts: the check fails, and its child, whose reply was never
+    read, is ended."""
+
+    def __init__(self, what: str, size: int, budget: int):
+        super().__init__("failed", f"{what} sent back a reply of {size} bytes ({size / 2**20:.1f} MiB), more than "
+                                   f"the {budget} bytes ({budget / 2**20:.1f} MiB) this check accepts from one call")
+
+
+def exception_info(value) -> dict:
+    """An exception report from the child, with every field forced to the expected type (it is untrusted)."""
+    value = value if isinstance(value, dict) else {}
+    types = value.get("types")
+    return {"type": printable(str(value.get("type", "an exception"))[:200]),
+            "types": [str(t)[:200] for t in types] if isinstance(types, list) else [],
+            "message": printable(str(value.get("message", ""))[:2000]),
+            "where": printable(str(value.get("where", ""))[:2000])}
+
+
+def describe_status(status: int) -> str:
+    """Say in words how a child process ended."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGSEGV:
+            return "crashed with a segmentation fault (SIGSEGV)"
+        if sig == signal.SIGKILL:
+            return "was killed (SIGKILL), most likely for running out of memory"
+        return f"was killed by signal {name}"
+    code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else status
+    return f"exited with code {code} (os._exit or a crash)"
