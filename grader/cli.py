@@ -93,6 +93,17 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
     return chosen, folder
 
 
+def _chosen(topics) -> list[str]:
+    """The topics asked for (every topic where none is), or a usage error naming one that does not exist."""
+    from grader.grading import resolve_topics
+    from grader.submission.folder import BadInput
+
+    try:
+        return resolve_topics(topics)
+    except BadInput as exc:
+        _fail(str(exc))
+
+
 def _workspace(submission: Path, folder: Path) -> Path:
     """Where progress is kept: the notebook's folder for a notebook, else the submission folder."""
     return submission.resolve().parent if submission.suffix == ".ipynb" else folder
@@ -277,14 +288,9 @@ def selftest(topics):
     """Prove the checks: solutions full marks, stubs zero, every mutant caught with its misconception id."""
     _instructor_only("selftest")
     _start_checking()
-    from grader.grading import resolve_topics
-    from grader.submission.folder import BadInput
     from grader.instructor.selftest import check_topic
 
-    try:
-        chosen = resolve_topics(topics)
-    except BadInput as exc:
-        _fail(str(exc))
+    chosen = _chosen(topics)
     ok = True
     with interrupt.signals_interrupt():
         try:
@@ -309,15 +315,10 @@ def goldens(topics):
     _start_checking()
     from grader.engine import goldens as store
     from grader.exporters.terminal import summary
-    from grader.grading import grade, resolve_topics
-    from grader.submission.folder import BadInput
+    from grader.grading import grade
     from grader.instructor.selftest import SOLUTIONS_DIR
 
-    try:
-        chosen = resolve_topics(topics)
-    except BadInput as exc:
-        _fail(str(exc))
-    for topic in chosen:
+    for topic in _chosen(topics):
         doc = grade(SOLUTIONS_DIR, [topic], hidden=False, seed=0, record_goldens=True, with_progress=False)
         bad = [c["id"] for t in doc["topics"] for c in t["checks"] if c["status"] not in ("passed", "skipped")]
         if bad or doc["status"] != "completed":
@@ -350,17 +351,15 @@ def bundle(out: Path):
 def notebook(topic: str, out: Path, force: bool, submission: Path):
     """Write a self-study notebook for TOPIC: the idea, your functions (from your TOPIC.py where you have changed
     it, else the stub's) with inline checks, experiments."""
-    from grader.grading import resolve_topics
-    from grader.submission.folder import BadInput
     from grader.learner.notebooks.build import write
 
+    (chosen,) = _chosen([topic])
     try:
-        (chosen,) = resolve_topics([topic])
         mine = submission / f"{chosen}.py"
         stub = topic_registry.EXERCISES_DIR / f"{chosen}.py"
         source = mine if mine.is_file() and mine.read_bytes() != stub.read_bytes() else None
         path = write(chosen, out, overwrite=force, source=source)
-    except (ValueError, FileExistsError) as exc:  # BadInput, or a TOPIC.py that does not parse
+    except (ValueError, FileExistsError) as exc:  # a TOPIC.py that does not parse, or a notebook already there
         _fail(str(exc))
     click.echo(f"wrote {path}" + (f" with your functions from {source}" if source else "") +
                f": open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code")
