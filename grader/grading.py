@@ -6,9 +6,8 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader import progress, topics as topic_registry
+from grader import interrupt, progress, topics as topic_registry
 from grader.engine.runner import run_checks
-from grader import interrupt
 from grader.interrupt import as_interrupted
 from grader.results import build, checked, error_document
 from grader.submission.folder import BadInput
