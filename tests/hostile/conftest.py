@@ -1,5 +1,6 @@
 """Starting an attack: a `demo.py` of probes in a sandboxed child, or a speculative submission graded whole; the
 machine's CPUs kept busy by competing processes, as on a shared grading server."""
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +9,8 @@ import pytest
 
 from grader.engine.runner import zygote
 from grader.grading import grade
+from grader.results import problems
+from grader.sandbox.failures import ChildFailure
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.pool import ChildPool
 from grader.sandbox.remote import Submission
@@ -31,6 +34,50 @@ def sandboxed(tmp_path):
     yield start
     for pool in pools:  # the spare child each pool started ahead
         pool.close()
+
+
+# Why a test that needs a wall is skipped where the wall does not stand, by its key in `sub.isolation`.
+MISSING_WALL = {"watchdog": "no watchdog here (no private root)", "ipc_namespace": "no IPC namespace here",
+                "pid_namespace": "no PID namespace here"}
+
+
+@pytest.fixture
+def walled(sandboxed):
+    """`walled(source, wall, memory_bytes, timeout)`: as `sandboxed`, started (its `ping()` answered); skipped where
+    the wall (a key of `sub.isolation`) does not stand here, since the attack proves nothing without it."""
+    def start(source: str, wall: str, memory_bytes: int, timeout: float) -> Submission:
+        sub = sandboxed(source, memory_bytes, timeout=timeout)
+        sub.ping()
+        if not sub.isolation.get(wall):
+            pytest.skip(MISSING_WALL[wall])
+        return sub
+    return start
+
+
+@pytest.fixture
+def failure_of(sandboxed):
+    """`failure_of(source, name, *args)`: what the ChildFailure says that ends call `name(*args)` of a sandbox serving
+    `demo.py` = `source` (20 s calls), whose `ping()` answered 1 first; the sandbox is closed after."""
+    def run(source: str, name: str, *args) -> str:
+        sub = sandboxed(source, timeout=20)
+        assert sub.ping() == 1
+        with pytest.raises(ChildFailure) as failure:
+            getattr(sub, name)(*args)
+        sub.close()
+        return str(failure.value)
+    return run
+
+
+@pytest.fixture
+def private_root_refused():
+    """A zygote whose children meet a refused private root (mounts.build_root raises), as where the kernel says no
+    (pass it as `zygote_`)."""
+    refused = Zygote(prelude="from grader.sandbox import mounts\n"
+                             "def refuse(*args, **kwargs):\n"
+                             "    raise mounts.MountError(1, 'refused for this test')\n"
+                             "mounts.build_root = refuse\n")
+    yield refused
+    refused.close()
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +116,25 @@ def graded_speculative(tmp_path):
         (folder / "speculative.py").write_text(source)
         doc = grade(folder, ["speculative"], hidden=False, seed=5, with_progress=False)
         return {c["id"].split(".")[-1]: c for t in doc["topics"] for c in t["checks"]}
+    return run
+
+
+@pytest.fixture
+def sampling_command_messages(tmp_path):
+    """`sampling_command_messages(source, seed, out, env, marker)`: the check messages that hold `marker` when
+    `python -m grader grade` runs as a command with `env` on topic sampling, `sampling.py` = `source`, writing `out`;
+    its results document is sound and the probe reported (some message holds the marker)."""
+    def run(source: str, seed: str, out, env: dict, marker: str) -> list[str]:
+        folder = tmp_path / "sub"
+        folder.mkdir()
+        (folder / "sampling.py").write_text(source)
+        subprocess.run([sys.executable, "-m", "grader", "grade", "--topic", "sampling", "--submission", str(folder),
+                        "--seed", seed, "--out", str(out)], env=env, capture_output=True, timeout=120, cwd=tmp_path)
+        doc = json.loads(out.read_text())
+        assert problems(doc) == []
+        found = [c["message"] for t in doc["topics"] for c in t["checks"] if marker in c["message"]]
+        assert found  # the probe ran and reported
+        return found
     return run
 
 

@@ -4,15 +4,12 @@
 and heap mapping, through ctypes, no /proc/self/mem needed) for the bait: a secret in the grader's environment
 and the name of its --out file. The needles are built at run time so that the probe's source never holds them.
 """
-import json
 import os
-import subprocess
 import sys
 import uuid
 
 import pytest
 
-from grader.results import problems
 from grader.sandbox.policy import REPO
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
@@ -40,17 +37,9 @@ def greedy(logits):
 
 
 @linux_only
-def test_the_graders_secrets_are_not_in_the_childs_memory(tmp_path):
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "sampling.py").write_text(SCANNER)
+def test_the_graders_secrets_are_not_in_the_childs_memory(tmp_path, sampling_command_messages):
     token = uuid.uuid4().hex
     out = tmp_path / f"secret-out-{token}.json"
     env = {**os.environ, "PYTHONPATH": str(REPO), "INFERGRADE_BAIT_SECRET": f"hunter3-bait-{token}"}
-    subprocess.run([sys.executable, "-m", "grader", "grade", "--topic", "sampling", "--submission", str(folder),
-                    "--seed", "97531", "--out", str(out)], env=env, capture_output=True, timeout=120, cwd=tmp_path)
-    doc = json.loads(out.read_text())
-    assert problems(doc) == []
-    found = [c["message"] for t in doc["topics"] for c in t["checks"] if "SCANNED" in c["message"]]
-    assert found  # the probe ran and reported
+    found = sampling_command_messages(SCANNER, "97531", out, env, "SCANNED")
     assert not any(token[:8] in m for m in found)

@@ -119,11 +119,8 @@ def ping():
 
 
 @linux_only
-def test_a_swarm_of_threads_counts_as_tasks(sandboxed):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
-    sub.ping()
-    if not sub.isolation.get("watchdog"):
-        pytest.skip("no watchdog here (no private root)")
+def test_a_swarm_of_threads_counts_as_tasks(walled):
+    sub = walled(PROBES, "watchdog", 1 * GIB, timeout=40)
     with pytest.raises(ChildFailure, match=f"more than {watchdog.TASKS} processes and threads"):
         sub.threads(watchdog.TASKS + 40)
     sub.close()

@@ -18,7 +18,6 @@ import pytest
 
 from grader.grading import grade
 from grader.sandbox.policy import REPO
-from grader.sandbox.zygote import Zygote
 
 UNCHECKED = py_compile.PycInvalidationMode.UNCHECKED_HASH
 
@@ -78,25 +77,19 @@ def test_pytest_variables_in_the_environment_change_nothing(tmp_path, monkeypatc
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
-def test_a_planted_pyc_is_not_what_runs_without_a_private_root(open_folder, sandboxed):
-    refused = Zygote(prelude="from grader.sandbox import mounts\n"  # the zygote's children meet the refusal
-                             "def refuse(*args, **kwargs):\n"
-                             "    raise mounts.MountError(1, 'refused for this test')\n"
-                             "mounts.build_root = refuse\n")
-    try:
-        for name in ("demo", "helper"):  # the module graded, and one it imports from the folder
-            pyc = open_folder / importlib.util.cache_from_source(f"{name}.py")
-            pyc.parent.mkdir(exist_ok=True)
-            source = open_folder / "planted.py"
-            source.write_text("def answer():\n    return 'from the pyc'\n")
-            py_compile.compile(str(source), cfile=str(pyc), invalidation_mode=UNCHECKED)
-            source.unlink()
-            pyc.chmod(0o644)
-        pyc.parent.chmod(0o755)
-        (open_folder / "helper.py").write_text("def answer():\n    return 'from the source'\n")
-        sub = sandboxed("import helper\n\n\ndef answer():\n    return 'from the source'\n\n\n"
-                        "def helper_answer():\n    return helper.answer()\n", folder=open_folder, zygote_=refused)
-        assert sub.answer() == "from the source" and sub.helper_answer() == "from the source"
-        sub.close()
-    finally:
-        refused.close()
+def test_a_planted_pyc_is_not_what_runs_without_a_private_root(open_folder, sandboxed, private_root_refused):
+    for name in ("demo", "helper"):  # the module graded, and one it imports from the folder
+        pyc = open_folder / importlib.util.cache_from_source(f"{name}.py")
+        pyc.parent.mkdir(exist_ok=True)
+        source = open_folder / "planted.py"
+        source.write_text("def answer():\n    return 'from the pyc'\n")
+        py_compile.compile(str(source), cfile=str(pyc), invalidation_mode=UNCHECKED)
+        source.unlink()
+        pyc.chmod(0o644)
+    pyc.parent.chmod(0o755)
+    (open_folder / "helper.py").write_text("def answer():\n    return 'from the source'\n")
+    sub = sandboxed("import helper\n\n\ndef answer():\n    return 'from the source'\n\n\n"
+                    "def helper_answer():\n    return helper.answer()\n",
+                    folder=open_folder, zygote_=private_root_refused)
+    assert sub.answer() == "from the source" and sub.helper_answer() == "from the source"
+    sub.close()

@@ -35,12 +35,8 @@ def lower_init():
 '''
 
 
-@pytest.fixture
-def one_uid_checks(topic_checks_of):
-    return topic_checks_of(PROBES, 2**31, one_uid=True)
-
-
-def test_a_check_cannot_lower_the_limits_of_the_next_one(one_uid_checks):
+def test_a_check_cannot_lower_the_limits_of_the_next_one(topic_checks_of):
+    one_uid_checks = topic_checks_of(PROBES, 2**31, one_uid=True)
     first = one_uid_checks()
     before, uid = first.limits()
     assert first.isolation["template"] and uid == 0, "the check must run in a template, as PID 1's uid"

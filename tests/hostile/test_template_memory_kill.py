@@ -34,12 +34,8 @@ def fill(tmp_mib, gib):
 '''
 
 
-@pytest.fixture
-def topic_checks(topic_checks_of):
-    return topic_checks_of(PROBES, GIB // 2)
-
-
-def test_a_check_past_its_topics_memory_cgroup_is_told_it_passed_the_cap(topic_checks):
+def test_a_check_past_its_topics_memory_cgroup_is_told_it_passed_the_cap(topic_checks_of):
+    topic_checks = topic_checks_of(PROBES, GIB // 2)
     first = topic_checks()
     assert first.ping() is True
     if first.isolation.get("memory_cgroup") is None:

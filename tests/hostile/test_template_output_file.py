@@ -33,12 +33,8 @@ def shout(text):
 '''
 
 
-@pytest.fixture
-def topic_checks(topic_checks_of):
-    return topic_checks_of(PROBES, output_bytes=OUTPUT_BYTES)
-
-
-def test_a_check_cannot_spoil_the_next_checks_output(topic_checks):
+def test_a_check_cannot_spoil_the_next_checks_output(topic_checks_of):
+    topic_checks = topic_checks_of(PROBES, output_bytes=OUTPUT_BYTES)
     first = topic_checks()
     assert first.spoil_stdout(OUTPUT_BYTES) == OUTPUT_BYTES
     assert first.stdout_state() == (False, OUTPUT_BYTES), "the first check could not spoil its stdout"

@@ -28,12 +28,8 @@ def fork(count):
 '''
 
 
-@pytest.fixture
-def topic_checks(topic_checks_of):
-    return topic_checks_of(PROBES)
-
-
-def test_a_check_cannot_move_the_next_checks_pid(topic_checks):
+def test_a_check_cannot_move_the_next_checks_pid(topic_checks_of):
+    topic_checks = topic_checks_of(PROBES)
     first = topic_checks()
     first_pid = first.fork(40)
     assert first.isolation["template"]

@@ -34,12 +34,8 @@ def move_submission_folders():
 '''
 
 
-@pytest.fixture
-def one_uid_checks(topic_checks_of):
-    return topic_checks_of(PROBES, one_uid=True)
-
-
-def test_a_check_cannot_end_the_template_by_moving_the_submissions_folders(one_uid_checks):
+def test_a_check_cannot_end_the_template_by_moving_the_submissions_folders(topic_checks_of):
+    one_uid_checks = topic_checks_of(PROBES, one_uid=True)
     first = one_uid_checks()
     if not first._config["submission_dir"].startswith("/tmp/"):
         pytest.skip("the submission is not below /tmp here (TMPDIR elsewhere)")

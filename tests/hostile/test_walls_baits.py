@@ -1,7 +1,6 @@
 """Hostile submissions against the sandbox's walls, each with its bait set up here: a listening UNIX socket, a
 secret in the grader's environment, marker files and processes on the host. Whatever a submission finds it
 raises as its message, which a public check shows: the tests read the results for the bait."""
-import json
 import os
 import socket
 import subprocess
@@ -17,7 +16,6 @@ from grader.sandbox.policy import REPO, sandbox_config
 from grader.sandbox.failures import ChildFailure, SubmissionRaised
 from grader.sandbox.pool import ChildPool
 from grader.sandbox.remote import Submission
-from grader.sandbox.zygote import Zygote
 
 SAMPLING = (REPO / "solutions" / "sampling.py").read_text()
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
@@ -172,38 +170,23 @@ def greedy(logits):
 
 
 @linux_only
-def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_path):
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "sampling.py").write_text(LEAKER)
+def test_the_graders_environment_and_arguments_never_reach_the_submission(tmp_path, sampling_command_messages):
     out = tmp_path / f"secret-out-{uuid.uuid4().hex}.json"
     env = {**os.environ, "INFERGRADE_BAIT_SECRET": "hunter2-bait"}
-    subprocess.run([sys.executable, "-m", "grader", "grade", "--topic", "sampling", "--submission", str(folder),
-                    "--seed", "97531", "--out", str(out)], env=env, capture_output=True, timeout=120, cwd=tmp_path)
-    doc = json.loads(out.read_text())
-    assert problems(doc) == []
-    found = [c["message"] for t in doc["topics"] for c in t["checks"] if "FOUND" in c["message"]]
-    assert found  # the probe ran and reported
+    found = sampling_command_messages(LEAKER, "97531", out, env, "FOUND")
     for secret in ("hunter2-bait", "97531", out.name, "--seed"):
         assert not any(secret in m for m in found), secret
 
 
 @linux_only
-def test_a_refused_private_root_still_grades_and_says_so(open_folder, sandboxed):
-    refused = Zygote(prelude="from grader.sandbox import mounts\n"  # the zygote's children meet the refusal
-                             "def refuse(*args, **kwargs):\n"
-                             "    raise mounts.MountError(1, 'refused for this test')\n"
-                             "mounts.build_root = refuse\n")
-    try:
-        sub = sandboxed(PROBES, folder=open_folder, zygote_=refused)
-        report = walls(sub)
-        assert report["private_root"] is False and "private-root" not in _level(report)
-        assert os.getuid() != 0 or (report["host_uid"] != 0 and sub.whoami() != 0)  # never root, walls or not
-        assert sub.read(str(open_folder / "demo.py")).startswith("\nimport os")
-        assert sub.families() == []  # the other walls still hold
-        sub.close()
-    finally:
-        refused.close()
+def test_a_refused_private_root_still_grades_and_says_so(open_folder, sandboxed, private_root_refused):
+    sub = sandboxed(PROBES, folder=open_folder, zygote_=private_root_refused)
+    report = walls(sub)
+    assert report["private_root"] is False and "private-root" not in _level(report)
+    assert os.getuid() != 0 or (report["host_uid"] != 0 and sub.whoami() != 0)  # never root, walls or not
+    assert sub.read(str(open_folder / "demo.py")).startswith("\nimport os")
+    assert sub.families() == []  # the other walls still hold
+    sub.close()
 
 
 @linux_only

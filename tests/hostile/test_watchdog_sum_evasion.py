@@ -97,21 +97,15 @@ def test_workers_that_make_themselves_unreadable_still_count(capped):
 
 
 @linux_only
-def test_system_v_shared_memory_is_refused(sandboxed):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
-    sub.ping()
-    if not sub.isolation.get("ipc_namespace"):
-        pytest.skip("no IPC namespace here")
+def test_system_v_shared_memory_is_refused(walled):
+    sub = walled(PROBES, "ipc_namespace", 1 * GIB, timeout=40)
     kind, held = sub.shared_memory(1536)      # memory no process's resident size would show
     assert kind == "refused" and held == 0
     sub.close()
 
 
 @linux_only
-def test_the_dumpable_submission_reaches_nothing_of_pid_1(sandboxed):
-    sub = sandboxed(PROBES, 1 * GIB, timeout=40)
-    sub.ping()
-    if not sub.isolation.get("pid_namespace"):
-        pytest.skip("no PID namespace here")
+def test_the_dumpable_submission_reaches_nothing_of_pid_1(walled):
+    sub = walled(PROBES, "pid_namespace", 1 * GIB, timeout=40)
     assert sub.read_init() == []
     sub.close()
