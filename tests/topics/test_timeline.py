@@ -136,12 +136,18 @@ def test_exactly_on_the_line_is_inf():
         assert math.isfinite(module.critical_batch_size(model, hw, context_len - 1))
 
 
+def random_model_hw_and_line(seed: int) -> tuple[random.Random, dict, dict, float]:
+    """The seed's generator, a random model and hardware drawn from it first (as the hidden check draws them), and the
+    context length at which their decode turns compute-bound; the caller draws on from the generator."""
+    r = random.Random(seed)
+    model, hw = random_model(r), random_hw(r)
+    return r, model, hw, the_line(model, hw)
+
+
 @QUICK
 @given(seed=seeds)
 def test_critical_batch_is_where_decode_turns_compute_bound(seed):
-    r = random.Random(seed)
-    model, hw = random_model(r), random_hw(r)
-    line = the_line(model, hw)
+    r, model, hw, line = random_model_hw_and_line(seed)
     context_len = context_near_the_line(r, line, below=True)
     critical = ref.critical_batch_size(model, hw, context_len)
     assert math.isfinite(critical)
@@ -161,9 +167,7 @@ def test_critical_batch_is_where_decode_turns_compute_bound(seed):
 @QUICK
 @given(seed=seeds)
 def test_hidden_contexts_land_on_their_side_outside_the_ambiguous_band(seed):
-    r = random.Random(seed)
-    model, hw = random_model(r), random_hw(r)
-    line = the_line(model, hw)
+    r, model, hw, line = random_model_hw_and_line(seed)
     for below in (True, False):
         context_len = context_near_the_line(r, line, below)
         assert (context_len < line) == below and abs(context_len - line) > AMBIGUOUS * line
@@ -182,9 +186,8 @@ def critical_other_order(model, hw, context_len):
 @given(seed=seeds)
 def test_comparator_accepts_another_correct_order_near_the_line(seed):
     # the hidden check's draws, at most 1e5 times the cancellation, stay well inside the 1e-9 tolerance
-    r = random.Random(seed)
-    model, hw = random_model(r), random_hw(r)
-    context_len = context_near_the_line(r, the_line(model, hw), below=bool(r.getrandbits(1)))
+    r, model, hw, line = random_model_hw_and_line(seed)
+    context_len = context_near_the_line(r, line, below=bool(r.getrandbits(1)))
     expected = ref.critical_batch_size(model, hw, context_len)
     assert same_number(critical_other_order(model, hw, context_len), expected)
     assert same_number(sol.critical_batch_size(model, hw, context_len), expected)
@@ -215,11 +218,17 @@ def test_efficiency_factors_scale_the_peaks():
         ref.decode_step_seconds(LLAMA3_8B, slow, [9000]))
 
 
+def random_session(seed: int, draw_events=random_events) -> tuple[random.Random, dict, dict, list]:
+    """The seed's generator, and a random model, hardware and session (`draw_events`) drawn from it first, as the
+    hidden checks draw them; the caller draws on from the generator."""
+    r = random.Random(seed)
+    return r, random_model(r), random_hw(r), draw_events(r)
+
+
 @QUICK
 @given(seed=seeds, prefix_cache=st.booleans())
 def test_segments_are_back_to_back_and_totals_add_up(seed, prefix_cache):
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_events(r)
+    _, model, hw, events = random_session(seed)
     timeline = ref.session_timeline(model, hw, events, prefix_cache)
     segments = timeline["segments"]
     assert segments[0]["start"] == 0.0
@@ -239,8 +248,7 @@ def test_segments_are_back_to_back_and_totals_add_up(seed, prefix_cache):
 @QUICK
 @given(seed=seeds)
 def test_prefix_cache_changes_only_prefill(seed):
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_events(r)
+    _, model, hw, events = random_session(seed)
     cached, uncached = (ref.session_timeline(model, hw, events, flag) for flag in (True, False))
     for kind in ("decode", "tool", "network"):
         assert cached[kind] == uncached[kind]
@@ -328,8 +336,7 @@ def test_compaction_shortens_later_decode_and_prefill_at_the_price_of_its_call()
 @QUICK
 @given(seed=seeds, prefix_cache=st.booleans())
 def test_after_a_compact_the_whole_summary_is_prefilled(seed, prefix_cache):
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
+    _, model, hw, events = random_session(seed, random_compacted_events)
     timeline = ref.session_timeline(model, hw, events, prefix_cache)
     prefills = iter(s for s in timeline["segments"] if s["kind"] == "prefill")
     summary, added, ttft = None, 0, None
@@ -353,8 +360,7 @@ def test_after_a_compact_the_whole_summary_is_prefilled(seed, prefix_cache):
 @QUICK
 @given(seed=seeds)
 def test_keeping_the_cache_is_what_the_mutant_does_and_nothing_without_a_cache(seed):
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
+    _, model, hw, events = random_session(seed, random_compacted_events)
     wrong = mutant("compaction_keeps_cache")
     assert timeline_difference(wrong.session_timeline(model, hw, events, True),
                                timeline_keeping_cache(ref, model, hw, events)) is None
@@ -368,8 +374,7 @@ def test_keeping_the_cache_is_what_the_mutant_does_and_nothing_without_a_cache(s
 @QUICK
 @given(seed=seeds)
 def test_solution_matches_reference(seed):
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_events(r)
+    r, model, hw, events = random_session(seed)
     n, c = r.randint(0, 20_000), r.randint(0, 50_000)
     assert sol.prefill_seconds(model, hw, n, c) == pytest.approx(ref.prefill_seconds(model, hw, n, c), rel=1e-12)
     lens = [r.randint(0, 50_000) for _ in range(r.randint(1, 300))]
@@ -399,8 +404,7 @@ def summed_differently(timeline: dict) -> dict:
 @given(seed=seeds)
 def test_comparator_accepts_other_summation_orders(seed):
     # the hidden checks' random sessions with a correct submission that adds its seconds in another order
-    r = random.Random(seed)
-    model, hw, events = random_model(r), random_hw(r), random_events(r)
+    _, model, hw, events = random_session(seed)
     expected = ref.session_timeline(model, hw, events)
     assert timeline_difference(summed_differently(expected), expected) is None
 
