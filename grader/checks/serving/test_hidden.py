@@ -3,20 +3,9 @@ field by field with the live reference, and the engine's invariants on whatever 
 import random
 
 from grader.checks.serving.expect import expect_metrics, expect_records
-from grader.checks.serving.invariants import (
-    expect_engine_invariants,
-    expect_limit_invariants,
-)
-from grader.checks.serving.logs import (
-    random_duration,
-    random_log,
-    random_percentiles,
-    random_slo,
-)
-from grader.checks.serving.misconceptions import (
-    metrics_predictions,
-    simulate_predictions,
-)
+from grader.checks.serving.invariants import expect_engine_invariants, expect_limit_invariants
+from grader.checks.serving.logs import random_duration, random_log, random_percentiles, random_slo
+from grader.checks.serving.misconceptions import metrics_predictions, simulate_predictions
 from grader.checks.serving.records import record
 from grader.checks.serving.workloads import limited_case, random_case
 from grader.engine import check, reference
@@ -117,69 +106,75 @@ def test_limit_invariants(sub, seed):
                                 f"**{limits})")
 
 
-def expect_random_metrics(sub, ref, records: list, duration: float, slo, percentiles) -> None:
+def expect_random_metrics(sub, records: list, duration: float, slo, percentiles) -> None:
     """The submission's serving_metrics on one log must equal the reference's."""
+    ref = reference("serving")
     expect_metrics(sub.serving_metrics(records, duration, slo, percentiles),
                    ref.serving_metrics(records, duration, slo, percentiles),
                    f"serving_metrics(<{len(records)} records>, {duration}, {slo}, {percentiles})",
                    metrics_predictions(ref, records, percentiles))
 
 
+def expect_metrics_of_random_terms(sub, ref, r: random.Random, records: list, percentiles=None) -> None:
+    """The submission's serving_metrics on one log, over a random duration and SLO and `percentiles` (random when
+    None, drawn last), must equal the reference's."""
+    duration, slo = random_duration(r, records), random_slo(ref, r, records)
+    expect_random_metrics(sub, records, duration, slo, random_percentiles(r) if percentiles is None else percentiles)
+
+
+def random_limited_log(ref, r: random.Random) -> list:
+    """The records of a continuous run of a random crowd under a KV limit and max_model_len (and half the time a
+    token budget), some requests cancelled or timing out."""
+    requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=True, chunked=r.random() < 0.5,
+                                                        max_len=True)
+    return ref.simulate(requests, "continuous", max_num_seqs, cost, **limits)
+
+
+def random_logs(seed: int, draw_log=random_log):
+    """LOGS logs drawn from the seed by `draw_log(ref, r)`, each with the generator that drew it (checks go on
+    drawing from it) and the reference."""
+    r, ref = random.Random(seed), reference("serving")
+    for _ in range(LOGS):
+        yield r, ref, draw_log(ref, r)
+
+
 @check("random_metrics", points=8, hint="serving_metrics",
        title="serving_metrics on logs of random engine runs: statistics, throughput, goodput and counts")
 def test_random_metrics(sub, seed):
-    r = random.Random(seed)
-    ref = reference("serving")
-    for _ in range(LOGS):
-        records = random_log(ref, r)
-        expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
-                              (50, 90, 99))
+    for r, ref, records in random_logs(seed):
+        expect_metrics_of_random_terms(sub, ref, r, records, (50, 90, 99))
 
 
 @check("random_percentiles", points=5, hint="serving_metrics",
        title="percentiles of random samples at random levels (0, 100, 99.9 and others), linear interpolation")
 def test_random_percentiles(sub, seed):
     r = random.Random(seed)
-    ref = reference("serving")
     for _ in range(LOGS):
         count = r.choice([1, 2, r.randint(3, 9), r.randint(10, 200)])
         records = [record(f"q{i}", 0.0, sorted(0.25 * r.randint(1, 4000) for _ in range(r.randint(1, 3))))
                    for i in range(count)]
-        expect_random_metrics(sub, ref, records, 10.0, None, random_percentiles(r))
+        expect_random_metrics(sub, records, 10.0, None, random_percentiles(r))
 
 
 @check("random_goodput", points=5, hint="serving_metrics",
        title="goodput on random logs against random SLOs, many exactly on a request's value (inclusive)")
 def test_random_goodput(sub, seed):
-    r = random.Random(seed)
-    ref = reference("serving")
-    for _ in range(LOGS):
-        records = random_log(ref, r)
+    for r, ref, records in random_logs(seed):
         for _ in range(3):
-            expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
-                                  random_percentiles(r))
+            expect_metrics_of_random_terms(sub, ref, r, records)
 
 
 @check("random_metrics_under_limits", points=4, hint="serving_metrics",
        title="serving_metrics on logs of runs under resource limits: rejected requests counted, never timed")
 def test_random_metrics_under_limits(sub, seed):
-    r = random.Random(seed)
-    ref = reference("serving")
-    for _ in range(LOGS):
-        requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=True, chunked=r.random() < 0.5,
-                                                            max_len=True)
-        records = ref.simulate(requests, "continuous", max_num_seqs, cost, **limits)
-        expect_random_metrics(sub, ref, records, random_duration(r, records), random_slo(ref, r, records),
-                              random_percentiles(r))
+    for r, ref, records in random_logs(seed, random_limited_log):
+        expect_metrics_of_random_terms(sub, ref, r, records)
 
 
 @check("random_nothing_to_time", points=4, hint="serving_metrics",
        title="logs with no completed request, only one-token requests, or none at all: None statistics, zero rates")
 def test_random_nothing_to_time(sub, seed):
-    r = random.Random(seed)
-    ref = reference("serving")
-    for _ in range(LOGS):
-        records = random_log(ref, r)
+    for r, ref, records in random_logs(seed):
         kind = r.choice(["failed", "one-token", "empty"])
         if kind == "failed":
             records = [rec for rec in records if rec["status"] != "ok"]
@@ -187,5 +182,4 @@ def test_random_nothing_to_time(sub, seed):
             records = [rec for rec in records if rec["output_tokens"] <= 1 or rec["status"] != "ok"]
         else:
             records = []
-        expect_random_metrics(sub, ref, records, r.uniform(0.5, 50.0), random_slo(ref, r, records),
-                              random_percentiles(r))
+        expect_random_metrics(sub, records, r.uniform(0.5, 50.0), random_slo(ref, r, records), random_percentiles(r))

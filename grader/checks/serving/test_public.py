@@ -1,39 +1,11 @@
 """Public serving checks: hand-worked engine traces, hand-made server logs and the chat/code lesson; answers from
 the goldens."""
-from grader.checks.serving.expect import (
-    expect_metrics,
-    expect_records,
-    metrics_difference,
-    same_value,
-)
+from grader.checks.serving.expect import expect_metrics, expect_records, metrics_difference, same_value
 from grader.checks.serving.lesson import COST as LESSON_COST
-from grader.checks.serving.lesson import (
-    BUDGETS,
-    CHUNK_SEATS,
-    KV_LIMITS,
-    KV_SEATS,
-    SEATS,
-    SLO,
-    SPAN,
-    lesson_requests,
-)
-from grader.checks.serving.misconceptions import (
-    metrics_predictions,
-    simulate_predictions,
-)
-from grader.checks.serving.records import (
-    CONCURRENT,
-    CONCURRENT_DURATION,
-    EMPTY,
-    EVEN,
-    FAILED,
-    PERCENTILES,
-    SKEWED,
-    SLO_DURATION,
-    SLO_LOG,
-    SLOS,
-    TOKENS,
-)
+from grader.checks.serving.lesson import BUDGETS, CHUNK_SEATS, KV_LIMITS, KV_SEATS, SEATS, SLO, SPAN, lesson_requests
+from grader.checks.serving.misconceptions import metrics_predictions, simulate_predictions
+from grader.checks.serving.records import (CONCURRENT, CONCURRENT_DURATION, EMPTY, EVEN, FAILED, PERCENTILES, SKEWED,
+                                           SLO_DURATION, SLO_LOG, SLOS, TOKENS)
 from grader.checks.serving.traces import COST, LIMITS, TRACES
 from grader.engine import check, expect_raises, fail, golden, reference
 
@@ -58,67 +30,45 @@ def expect_trace(sub, name: str) -> None:
                    case["wrong"])
 
 
-@check("admission_limit", points=1, hint="simulate",
-       title="simulate admits arrived requests in order only while fewer than max_num_seqs run")
-def test_admission_limit(sub):
-    expect_trace(sub, "admission")
+def trace_check(name: str, title: str, *traces: str):
+    """A one-point check of simulate, named `name`: the submission must return the golden records of each trace."""
+    @check(name, points=1, hint="simulate", title=title)
+    def check_traces(sub):
+        for trace in traces:
+            expect_trace(sub, trace)
+    return check_traces
 
 
-@check("static_versus_continuous", points=1, hint="simulate",
-       title="continuous batching admits into free seats every step; static only when the engine is empty")
-def test_static_versus_continuous(sub):
-    expect_trace(sub, "continuous")
-    expect_trace(sub, "static")
-
-
-@check("one_output_token", points=1, hint="simulate",
-       title="a one-token request ends ok at the end of the step that admits it")
-def test_one_output_token(sub):
-    expect_trace(sub, "one_token")
-
-
-@check("cancel_waiting_and_running", points=1, hint="simulate",
-       title="cancel_at ends a waiting or a running request at the first step boundary at or after it")
-def test_cancel_waiting_and_running(sub):
-    expect_trace(sub, "cancels")
-
-
-@check("timeout_waiting_and_running", points=1, hint="simulate",
-       title="arrival + timeout ends a request at a step boundary; tokens already produced stay in its record")
-def test_timeout_waiting_and_running(sub):
-    expect_trace(sub, "timeouts")
-
-
-@check("idle_gaps", points=1, hint="simulate",
-       title="an empty engine jumps to the next arrival instead of stepping")
-def test_idle_gaps(sub):
-    expect_trace(sub, "idle")
-
-
-@check("equal_arrival_times", points=1, hint="simulate",
-       title="requests with equal arrival times are admitted in list order; records come back in input order")
-def test_equal_arrival_times(sub):
-    expect_trace(sub, "ties")
-
-
-@check("kv_preemption_recomputes", points=1, hint="simulate",
-       title="under kv_blocks the request admitted last is preempted, keeps its tokens and recomputes when readmitted; "
-             "one that could never fit is rejected")
-def test_kv_preemption_recomputes(sub):
-    expect_trace(sub, "preemption")
-
-
-@check("chunked_prefill", points=1, hint="simulate",
-       title="max_num_batched_tokens: decodes first, then prompt chunks in admission order; the first token comes "
-             "with the last prompt token")
-def test_chunked_prefill(sub):
-    expect_trace(sub, "chunked")
-
-
-@check("rejected_over_max_model_len", points=1, hint="simulate",
-       title="a request longer than max_model_len ends rejected at its arrival, with no token")
-def test_rejected_over_max_model_len(sub):
-    expect_trace(sub, "too_long")
+test_admission_limit = trace_check(
+    "admission_limit", "simulate admits arrived requests in order only while fewer than max_num_seqs run",
+    "admission")
+test_static_versus_continuous = trace_check(
+    "static_versus_continuous",
+    "continuous batching admits into free seats every step; static only when the engine is empty",
+    "continuous", "static")
+test_one_output_token = trace_check(
+    "one_output_token", "a one-token request ends ok at the end of the step that admits it", "one_token")
+test_cancel_waiting_and_running = trace_check(
+    "cancel_waiting_and_running",
+    "cancel_at ends a waiting or a running request at the first step boundary at or after it", "cancels")
+test_timeout_waiting_and_running = trace_check(
+    "timeout_waiting_and_running",
+    "arrival + timeout ends a request at a step boundary; tokens already produced stay in its record", "timeouts")
+test_idle_gaps = trace_check("idle_gaps", "an empty engine jumps to the next arrival instead of stepping", "idle")
+test_equal_arrival_times = trace_check(
+    "equal_arrival_times",
+    "requests with equal arrival times are admitted in list order; records come back in input order", "ties")
+test_kv_preemption_recomputes = trace_check(
+    "kv_preemption_recomputes",
+    "under kv_blocks the request admitted last is preempted, keeps its tokens and recomputes when readmitted; "
+    "one that could never fit is rejected", "preemption")
+test_chunked_prefill = trace_check(
+    "chunked_prefill",
+    "max_num_batched_tokens: decodes first, then prompt chunks in admission order; the first token comes with the "
+    "last prompt token", "chunked")
+test_rejected_over_max_model_len = trace_check(
+    "rejected_over_max_model_len", "a request longer than max_model_len ends rejected at its arrival, with no token",
+    "too_long")
 
 
 GOOD_REQUEST = {"id": "r", "arrival": 0.0, "prompt_tokens": 4, "output_tokens": 2}
