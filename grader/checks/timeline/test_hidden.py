@@ -65,34 +65,39 @@ def random_compacted_events(r: random.Random) -> list:
     return events
 
 
+def random_machines(seed: int, count: int):
+    """`count` random models, each on a random GPU, drawn from the seed, each with the generator that drew them
+    (a check goes on drawing its inputs from it)."""
+    r = random.Random(seed)
+    for _ in range(count):
+        yield r, random_model(r), random_hw(r)
+
+
+def expect_like_reference(sub, expect, fn: str, model: dict, hw: dict, *args, what: str | None = None) -> None:
+    """`expect` the submission's `fn(model, hw, *args)` to be the reference's, naming the misconception a wrong
+    answer shows; `what` words the call where its arguments are too long to show."""
+    ref = reference("timeline")
+    expect(getattr(sub, fn)(model, hw, *args), getattr(ref, fn)(model, hw, *args),
+           what or call_text(fn, model, hw, *args), misconception_values(ref, fn, model, hw, *args))
+
+
 @check("random_prefill", points=17, hint="prefill_seconds",
        title="prefill_seconds on random models, GPUs, prompt lengths and cached prefixes, none new included")
 def test_random_prefill(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for _ in range(CASES):
-        model, hw = random_model(r), random_hw(r)
+    for r, model, hw in random_machines(seed, CASES):
         new_tokens = r.choice([0, r.randint(1, 64), r.randint(1, 32_000)])
         cached_tokens = r.choice([0, r.randint(1, 100_000), r.randint(100_000, 1_000_000)])
-        expect_seconds(sub.prefill_seconds(model, hw, new_tokens, cached_tokens),
-                       ref.prefill_seconds(model, hw, new_tokens, cached_tokens),
-                       call_text("prefill_seconds", model, hw, new_tokens, cached_tokens),
-                       misconception_values(ref, "prefill_seconds", model, hw, new_tokens, cached_tokens))
+        expect_like_reference(sub, expect_seconds, "prefill_seconds", model, hw, new_tokens, cached_tokens)
 
 
 @check("random_decode_step", points=7, hint="decode_step_seconds",
        title="decode_step_seconds on random models, GPUs and batches, memory- and compute-bound")
 def test_random_decode_step(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for _ in range(CASES):
-        model, hw = random_model(r), random_hw(r)
+    for r, model, hw in random_machines(seed, CASES):
         batch = r.choice([1, r.randint(1, 16), r.randint(64, 1024)])
         context_lens = [r.randint(0, r.choice([256, 8192, 131_072])) for _ in range(batch)]
-        expect_seconds(sub.decode_step_seconds(model, hw, context_lens),
-                       ref.decode_step_seconds(model, hw, context_lens),
-                       call_text("decode_step_seconds", model, hw, f"<{batch} context lengths>"),
-                       misconception_values(ref, "decode_step_seconds", model, hw, context_lens))
+        expect_like_reference(sub, expect_seconds, "decode_step_seconds", model, hw, context_lens,
+                              what=call_text("decode_step_seconds", model, hw, f"<{batch} context lengths>"))
 
 
 def the_line(model: dict, hw: dict) -> float:
@@ -113,55 +118,36 @@ def context_near_the_line(r: random.Random, line: float, below: bool) -> int:
 @check("random_critical_batch", points=7, hint="critical_batch_size",
        title="critical_batch_size on random models and GPUs, with contexts on both sides of the line")
 def test_random_critical_batch(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for case in range(CASES):
-        model, hw = random_model(r), random_hw(r)
+    for case, (r, model, hw) in enumerate(random_machines(seed, CASES)):
         context_len = context_near_the_line(r, the_line(model, hw), below=case % 2 == 0)
-        expect_critical_batch(sub.critical_batch_size(model, hw, context_len),
-                              ref.critical_batch_size(model, hw, context_len),
-                              call_text("critical_batch_size", model, hw, context_len),
-                              misconception_values(ref, "critical_batch_size", model, hw, context_len))
+        expect_like_reference(sub, expect_critical_batch, "critical_batch_size", model, hw, context_len)
 
 
 @check("random_decode_throughput", points=7, hint="decode_throughput",
        title="decode_throughput on random models, GPUs, batches and context lengths")
 def test_random_decode_throughput(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for _ in range(CASES):
-        model, hw = random_model(r), random_hw(r)
+    for r, model, hw in random_machines(seed, CASES):
         batch = r.choice([1, r.randint(2, 64), r.randint(65, 2048)])
         context_len = r.choice([0, r.randint(1, 1024), r.randint(1, 131_072)])
-        expect_throughput(sub.decode_throughput(model, hw, batch, context_len),
-                          ref.decode_throughput(model, hw, batch, context_len),
-                          call_text("decode_throughput", model, hw, batch, context_len),
-                          misconception_values(ref, "decode_throughput", model, hw, batch, context_len))
+        expect_like_reference(sub, expect_throughput, "decode_throughput", model, hw, batch, context_len)
+
+
+def expect_sessions(sub, model: dict, hw: dict, events: list) -> None:
+    """The submission's session_timeline of `events`, with and without a prefix cache, must be the reference's."""
+    for prefix_cache in (True, False):
+        expect_like_reference(sub, expect_timeline, "session_timeline", model, hw, events, prefix_cache,
+                              what=call_text("session_timeline", model, hw, events, prefix_cache=prefix_cache))
 
 
 @check("random_sessions", points=31, hint="session_timeline",
        title="session_timeline of random agent sessions, with and without a prefix cache")
 def test_random_sessions(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for _ in range(SESSIONS):
-        model, hw, events = random_model(r), random_hw(r), random_events(r)
-        for prefix_cache in (True, False):
-            expect_timeline(sub.session_timeline(model, hw, events, prefix_cache),
-                            ref.session_timeline(model, hw, events, prefix_cache),
-                            call_text("session_timeline", model, hw, events, prefix_cache=prefix_cache),
-                            misconception_values(ref, "session_timeline", model, hw, events, prefix_cache))
+    for r, model, hw in random_machines(seed, SESSIONS):
+        expect_sessions(sub, model, hw, random_events(r))
 
 
 @check("random_compacted_sessions", points=8, hint="session_timeline.compact",
        title="session_timeline of random sessions with compactions: their own call, a cold cache, a shorter context")
 def test_random_compacted_sessions(sub, seed):
-    r = random.Random(seed)
-    ref = reference("timeline")
-    for _ in range(SESSIONS):
-        model, hw, events = random_model(r), random_hw(r), random_compacted_events(r)
-        for prefix_cache in (True, False):
-            expect_timeline(sub.session_timeline(model, hw, events, prefix_cache),
-                            ref.session_timeline(model, hw, events, prefix_cache),
-                            call_text("session_timeline", model, hw, events, prefix_cache=prefix_cache),
-                            misconception_values(ref, "session_timeline", model, hw, events, prefix_cache))
+    for r, model, hw in random_machines(seed, SESSIONS):
+        expect_sessions(sub, model, hw, random_compacted_events(r))

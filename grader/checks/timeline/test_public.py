@@ -149,28 +149,24 @@ def events_text(name: str, events: list) -> str:
     return repr(events) if len(events) <= 6 else f"<{name}: {len(events)} events, see {SCENARIOS_FILE}>"
 
 
-def expect_scenario(sub, name: str) -> None:
-    """One of the issue's sessions, with a prefix cache, on both GPUs."""
-    for gpu in GPUS:
-        expect_session(sub, name, events_text(name, SESSIONS[name]), gpu, SESSIONS[name], True)
+def scenario_check(name: str, title: str, scenario: str):
+    """A two-point check, named `name`, of one of the issue's sessions with a prefix cache on both GPUs."""
+    @check(name, points=2, hint="session_timeline", title=title)
+    def check_scenario(sub):
+        for gpu in GPUS:
+            expect_session(sub, scenario, events_text(scenario, SESSIONS[scenario]), gpu, SESSIONS[scenario], True)
+    return check_scenario
 
 
-@check("long_input_short_output", points=2, hint="session_timeline",
-       title="timeline of a 7,000-token document with a 150-token answer on H100 and H200")
-def test_long_input_short_output(sub):
-    expect_scenario(sub, "long input / short output")
-
-
-@check("short_input_long_output", points=2, hint="session_timeline",
-       title="timeline of a 200-token request with a 3,000-token answer on H100 and H200")
-def test_short_input_long_output(sub):
-    expect_scenario(sub, "short input / long output")
-
-
-@check("frequent_tool_calls", points=2, hint="session_timeline",
-       title="timeline of an agent that calls a tool six times before answering, on H100 and H200")
-def test_frequent_tool_calls(sub):
-    expect_scenario(sub, "frequent tool calls")
+test_long_input_short_output = scenario_check(
+    "long_input_short_output", "timeline of a 7,000-token document with a 150-token answer on H100 and H200",
+    "long input / short output")
+test_short_input_long_output = scenario_check(
+    "short_input_long_output", "timeline of a 200-token request with a 3,000-token answer on H100 and H200",
+    "short input / long output")
+test_frequent_tool_calls = scenario_check(
+    "frequent_tool_calls", "timeline of an agent that calls a tool six times before answering, on H100 and H200",
+    "frequent tool calls")
 
 
 @check("segment_layout", points=1, hint="session_timeline",
@@ -234,6 +230,15 @@ def test_what_compaction_shortens(sub):
                      "later decode steps and prefills")
 
 
+def expect_bad_calls(sub, calls: list) -> None:
+    """Each call must raise ValueError with a message that names the bad argument."""
+    for argument, fn, args in calls:
+        what = call_text(fn, MODEL, "H100", *map(repr, args[2:]))
+        message = expect_raises(ValueError, getattr(sub, fn), *args)
+        if argument not in message:
+            fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+
+
 BAD_CALLS = [
     ("new_tokens", "prefill_seconds", (LLAMA3_8B, H100, -1)),
     ("cached_tokens", "prefill_seconds", (LLAMA3_8B, H100, 16, -4)),
@@ -249,28 +254,18 @@ BAD_CALLS = [
 ]
 
 
-BAD_BATCH_CALLS = [
-    ("context_len", "critical_batch_size", (LLAMA3_8B, H100, -1)),
-    ("batch", "decode_throughput", (LLAMA3_8B, H100, 0, 100)),
-    ("context_len", "decode_throughput", (LLAMA3_8B, H100, 8, -5)),
-]
-
-
-def expect_bad_calls(sub, calls: list) -> None:
-    """Each call must raise ValueError with a message that names the bad argument."""
-    for argument, fn, args in calls:
-        shown = [MODEL, "H100", *map(repr, args[2:])]
-        what = call_text(fn, *shown)
-        message = expect_raises(ValueError, getattr(sub, fn), *args)
-        if argument not in message:
-            fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
-
-
 @check("bad_arguments", points=2, hint="session_timeline",
        title="negative tokens or seconds, generate or compact with m < 1, a negative summary and unknown event kinds "
              "raise ValueError naming them")
 def test_bad_arguments(sub):
     expect_bad_calls(sub, BAD_CALLS)
+
+
+BAD_BATCH_CALLS = [
+    ("context_len", "critical_batch_size", (LLAMA3_8B, H100, -1)),
+    ("batch", "decode_throughput", (LLAMA3_8B, H100, 0, 100)),
+    ("context_len", "decode_throughput", (LLAMA3_8B, H100, 8, -5)),
+]
 
 
 @check("bad_batch_arguments", points=1, hint="decode_throughput",
