@@ -3,7 +3,6 @@ checks, the solution against the reference, Hugging Face's repetition penalty, t
 mutants."""
 import math
 import random
-import types
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from grader.checks.decoding import cases, distribution, draws, models
 from grader.checks.decoding.corpus import CASES, PROGRAMS
 from grader.checks.decoding.expect import same_beams, sign_blind, status_misconception
 from grader.checks.speculative.binomial import intervals, pass_bound
+from mutated import mutant
 from reference import decoding as ref
 from reference import sampling as ref_sampling
 from solutions import decoding as sol
@@ -349,28 +349,20 @@ def test_hints_cover_every_function_and_misconception():
     assert set(hints.misconception_ids("decoding")) == MISCONCEPTIONS == {p.stem for p in MUTANTS.glob("*.py")}
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"decoding_{misconception}")
-    source = (ROOT / "solutions" / "decoding.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 def test_each_mutant_differs_as_its_misconception_predicts():
-    m = mutant("stop_tokens_in_output")
+    m = mutant("decoding", "stop_tokens_in_output")
     assert m.greedy_decode(cases.script_model([1, 2], [3, 4, 5, 6]), [1, 2], 10, 7, ((4, 5),)) == ([3, 4, 5], "stop")
-    m = mutant("beam_no_length_norm")
+    m = mutant("decoding", "beam_no_length_norm")
     assert same_beams(m.beam_search(cases.beam_model(), [], 2, 3, 0, 2.0),
                       ref.beam_search(cases.beam_model(), [], 2, 3, 0, 0.0))
-    m = mutant("repetition_penalty_sign")
+    m = mutant("decoding", "repetition_penalty_sign")
     logits = torch.tensor([2.0, -1.0, 0.0])
     assert torch.equal(m.apply_repetition_penalty(logits, [0, 1], 2.0), torch.tensor([1.0, -0.5, 0.0]))
-    assert mutant("truncated_code_as_complete").completion_status("```python\nx = 1\n", "stop") == "complete"
-    assert mutant("length_finish_as_complete").completion_status("x = 1\n", "length") == "complete"
-    m = mutant("provider_limit_as_complete")
+    assert mutant("decoding", "truncated_code_as_complete").completion_status("```python\nx = 1\n", "stop") == "complete"
+    assert mutant("decoding", "length_finish_as_complete").completion_status("x = 1\n", "length") == "complete"
+    m = mutant("decoding", "provider_limit_as_complete")
     assert [m.completion_status("x = 1\n", r) for r in ("length", "max_tokens")] == ["truncated", "complete"]
-    m, case = mutant("ignores_min_new_tokens"), cases.MIN_CASES[1]
+    m, case = mutant("decoding", "ignores_min_new_tokens"), cases.MIN_CASES[1]
     _, prompt, script, n, eos_id, stop, least = case
     assert m.greedy_decode(cases.eager_eos_model(prompt, script), prompt, n, eos_id, stop, least) == ([0], "eos")
     for name in MISCONCEPTIONS:
