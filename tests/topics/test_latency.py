@@ -3,7 +3,6 @@ enumeration of chains and networkx; the solution against the reference; the gene
 and the mutants."""
 import inspect
 import random
-import types
 from itertools import pairwise
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from grader.checks.latency.runs import random_runs
 from grader.checks.latency.tasks import (ACK, ACK_VISIBLE, AGENT, AGENT_DEPS, AGENT_DURATIONS, AGENT_VISIBLE,
                                          AGENT_WHAT_IFS, BAD_TASKS, BASELINE_RUN, CONFOUNDED_RUNS, DEPENDENT_PAIRS,
                                          ONE_CHANGE_RUNS, TIES)
+from mutated import mutant
 from reference import latency as ref
 from solutions import latency as sol
 
@@ -270,32 +270,24 @@ def test_every_function_has_three_hints_and_every_misconception_a_mutant():
     assert set(hints.misconception_ids("latency")) == MISCONCEPTIONS == {p.stem for p in MUTANTS.glob("*.py")}
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"latency_{misconception}")
-    source = (ROOT / "solutions" / "latency.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 def test_sums_parallel_branches_mutant_adds_every_duration():
-    module = mutant("sums_parallel_branches")
+    module = mutant("latency", "sums_parallel_branches")
     assert max(end for _, end in module.schedule(*AGENT).values()) == sum(AGENT_DURATIONS.values()) == 50
 
 
 def test_breaks_dependency_mutant_runs_the_edit_beside_its_read():
-    module = mutant("breaks_dependency")
+    module = mutant("latency", "breaks_dependency")
     for _, pair in DEPENDENT_PAIRS:
         assert "total" in module.what_if(AGENT[0], AGENT[1], {"parallel": pair}, AGENT[2])
 
 
 def test_first_output_as_total_mutant_reports_the_end():
-    module = mutant("first_output_as_total")
+    module = mutant("latency", "first_output_as_total")
     assert module.first_output(ACK[0], ACK[1], ACK_VISIBLE, ACK[2]) == 44
 
 
 def test_confounded_change_mutant_credits_one_of_two_changes():
-    module = mutant("confounded_change")
+    module = mutant("latency", "confounded_change")
     for _, variant, keys in CONFOUNDED_RUNS:
         if keys:
             assert module.attribute(BASELINE_RUN, variant)["changed"] == keys[0]
