@@ -2,7 +2,6 @@
 p-values, the solution against the reference, the check helpers' draws and diagnoses, the stub, the hints and
 the mutants."""
 import random
-import types
 from fractions import Fraction
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from grader.checks.reasoning.tasks import (CLEAR_RESULTS, COMPARISONS, DISCORDAN
 from grader.checks.reasoning.test_public import BAD_COMPARISONS, BAD_RECORDS
 from grader.checks.reasoning.usage import (AGENT_CALLS, GPT5_PRICES, LEDGERS, RETRY_FIRST, RETRY_ID, RETRY_SECOND,
                                            SHORT_ANSWER_CALL, SHORT_ANSWER_TOKENS, SONNET4_PRICES)
+from mutated import mutant
 from reference import reasoning as ref
 from solutions import reasoning as sol
 
@@ -340,14 +340,6 @@ def test_every_misconception_is_explained_and_has_a_mutant():
     assert {path.stem for path in MUTANTS.glob("*.py")} == MISCONCEPTIONS
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"reasoning_{misconception}")
-    source = (ROOT / "solutions" / "reasoning.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 def mutant_outputs(module) -> list:
     """The module's answers on the public cases: ledger totals and costs, comparisons, effort choices."""
     out = [ledger_of(module, calls).totals() for calls in LEDGERS.values()]
@@ -368,7 +360,7 @@ def differs(got, expected) -> bool:
 
 @pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
 def test_mutant_differs_as_its_misconception_predicts(misconception):
-    module = mutant(misconception)
+    module = mutant("reasoning", misconception)
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
     assert any(differs(g, e) for g, e in zip(mutant_outputs(module), mutant_outputs(ref)))
     for calls in LEDGERS.values():
