@@ -3,7 +3,6 @@ against the reference, the check comparator's tolerance, the stub, the hints and
 import math
 import random
 import re
-import types
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from grader.checks.timeline.scenarios import (BASELINE, COMPACT_LAYOUT, COMPACTE
 from grader.checks.timeline.test_hidden import (AMBIGUOUS, context_near_the_line, random_compacted_events,
                                                 random_events, random_hw, random_model, the_line)
 from grader.engine import CheckFailure
+from mutated import mutant
 from reference import timeline as ref
 from solutions import timeline as sol
 
@@ -361,7 +361,7 @@ def test_after_a_compact_the_whole_summary_is_prefilled(seed, prefix_cache):
 @given(seed=seeds)
 def test_keeping_the_cache_is_what_the_mutant_does_and_nothing_without_a_cache(seed):
     _, model, hw, events = random_session(seed, random_compacted_events)
-    wrong = mutant("compaction_keeps_cache")
+    wrong = mutant("timeline", "compaction_keeps_cache")
     assert timeline_difference(wrong.session_timeline(model, hw, events, True),
                                timeline_keeping_cache(ref, model, hw, events)) is None
     assert timeline_difference(wrong.session_timeline(model, hw, events, False),
@@ -467,14 +467,6 @@ def test_hints_do_not_repeat_the_docstring(fn):
         assert not copied, f"level {level} of {fn} repeats the docstring: {copied[:3]}"
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"timeline_{misconception}")
-    source = (ROOT / "solutions" / "timeline.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 EXPECT = {"prefill_seconds": expect_seconds, "decode_step_seconds": expect_seconds,
           "critical_batch_size": expect_critical_batch, "decode_throughput": expect_throughput,
           "session_timeline": expect_timeline}
@@ -499,7 +491,7 @@ def reported(module, fn: str, hw: dict, args: tuple) -> str | None:
 
 @pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
 def test_mutant_is_diagnosed_by_the_checks_comparison(misconception):
-    module = mutant(misconception)
+    module = mutant("timeline", misconception)
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
     ids = {reported(module, fn, hw, args) for fn, args in CALLS for hw in GPUS.values()}
     assert misconception in ids
