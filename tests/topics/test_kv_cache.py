@@ -3,7 +3,6 @@ counts, the config excerpts (and, with transformers installed, their derivation)
 reference, the stub, the hints and the mutants."""
 import json
 import re
-import types
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from grader import hints
 from grader.checks.kv_cache.expect import expect_plan
 from grader.checks.kv_cache.misconceptions import mha_equivalent, misconception_values
 from grader.engine import CheckFailure
+from mutated import mutant
 from reference import kv_cache as ref
 from solutions import kv_cache as sol
 
@@ -128,7 +128,7 @@ def test_contract_numbers():
     # as plain MHA: 61 layers x 128 heads x (192 + 128) x 2 bytes, 40,960 elements a layer, 71x the 576 of the latent
     as_mha = ref.kv_bytes_per_token(mha_equivalent(deepseek), 2)
     assert as_mha == 61 * 128 * (192 + 128) * 2 == 61 * 40_960 * 2 and 40_960 // 576 == 71
-    assert mutant("mla_as_mha").kv_bytes_per_token(deepseek, 2) == as_mha
+    assert mutant("kv_cache", "mla_as_mha").kv_bytes_per_token(deepseek, 2) == as_mha
 
 
 def test_hybrid_models_by_hand():
@@ -391,14 +391,6 @@ def test_hints_cover_every_function_and_misconception():
     assert '" in config' not in hints.hint("kv_cache", "kv_bytes_per_token", 3).replace("`key in config`", "")
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"kv_cache_{misconception}")
-    source = (ROOT / "solutions" / "kv_cache.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 SERVER = {"gpu_bytes": 8 * 141 * 10**9, "weight_bytes": 160 * 10**9, "seq_len": 32768, "reserved_bytes": 50 * 10**9}
 REAL_CALLS = [(fn, stem, kwargs)
               for stem in sorted(MODELS | {"Qwen--Qwen2.5-7B-Instruct.config"})
@@ -411,7 +403,7 @@ REAL_CALLS = [(fn, stem, kwargs)
 
 @pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
 def test_mutant_output_is_what_its_misconception_predicts(misconception):
-    module = mutant(misconception)
+    module = mutant("kv_cache", misconception)
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
     differs = 0
     for fn, stem, kwargs in REAL_CALLS:
