@@ -2,7 +2,6 @@
 the exponential race's distribution), the solution against the reference, the check helpers, the sizing of the
 statistical checks, float32 top-p caught at exact boundaries, the lesson's figures, the stub and the mutants."""
 import re
-import types
 from difflib import SequenceMatcher
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +21,7 @@ from grader.checks.sampling.test_hidden import FREQUENCY_CASES, decimal_case, fr
 from grader.checks.sampling.test_public import PROBE, PROBE_DRAWS
 from grader.checks.speculative.binomial import intervals
 from grader.engine import CheckFailure
+from mutated import mutant
 from reference import sampling as ref
 from solutions import sampling as sol
 
@@ -204,14 +204,6 @@ def test_stub_solution_and_reference_define_the_contract_functions():
         assert all(callable(getattr(module, fn, None)) for fn in FUNCTIONS)
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"sampling_{misconception}")
-    source = (ROOT / "solutions" / "sampling.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 TOP_P_CASES = [([70, 15, 10, 5], 0.8), ([70, 15, 10, 5], 0.95), ([60, 30, 10], 0.9), ([40, 28, 13, 10, 8, 1], 0.68)]
 TOP_K_CASES = [(torch.tensor([1.0, 3.0, 3.0, 2.0, 3.0]), 2), (torch.tensor([0.0, 1.0, 1.0, 2.0]), 2)]
 FILTERED_CASES = [(decimal_logits([50, 30, 20]), 1.0, 2, 0.6), (torch.tensor([2.0, 1.0, 0.0, -1.0]), 0.5, None, 0.7),
@@ -252,7 +244,7 @@ def differing_filtered_probs(module) -> list[tuple[torch.Tensor, list]]:
 
 @pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
 def test_mutant_output_is_what_its_misconception_predicts(misconception):
-    module = mutant(misconception)
+    module = mutant("sampling", misconception)
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
     if misconception.startswith("top_p"):
         rows = differing_top_p_rows(module)
