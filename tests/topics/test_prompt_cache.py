@@ -16,6 +16,7 @@ from grader.checks.prompt_cache.expect import run_ops, session_difference, sessi
 from grader.checks.prompt_cache.pricing import PROVIDERS, SONNET4, UNIT_PRICES
 from grader.checks.prompt_cache.test_hidden import agent_session as random_agent_session
 from grader.checks.prompt_cache.test_hidden import random_ops, random_session
+from mutated import mutant
 from reference import prompt_cache as ref
 from solutions import prompt_cache as sol
 
@@ -264,24 +265,15 @@ def test_stub_cache_methods_raise_not_implemented():
 
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"prompt_cache_{misconception}")
-    source = (ROOT / "solutions" / "prompt_cache.py").read_text() + "\n" + \
-        (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)
-    return module
-
-
 @pytest.mark.parametrize("misconception", sorted(MISCONCEPTIONS))
 def test_mutants_state_their_bug_and_keep_the_api(misconception):
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
-    module = mutant(misconception)
+    module = mutant("prompt_cache", misconception)
     assert all(callable(getattr(module, name)) for name in FUNCTIONS)
 
 
 def test_cache_read_full_price_is_what_its_prediction_says():
-    module = mutant("cache_read_full_price")
+    module = mutant("prompt_cache", "cache_read_full_price")
     for turns in [*CHATS.values(), *QA.values(), agent_session()]:
         predicted = session_misconceptions(ref, turns, PRICES, BLOCK_SIZE, MIN_TOKENS)
         got = module.session_cost(turns, PRICES, BLOCK_SIZE, MIN_TOKENS)
@@ -294,14 +286,14 @@ def test_cache_read_full_price_is_what_its_prediction_says():
 @QUICK
 @given(prev=tokens_lists, tokens=tokens_lists, block_size=block_sizes, min_tokens=st.integers(0, 30))
 def test_full_prompt_hit_is_what_its_prediction_says(prev, tokens, block_size, min_tokens):
-    got = mutant("full_prompt_hit").cacheable_prefix(prev, tokens, block_size, min_tokens)
+    got = mutant("prompt_cache", "full_prompt_hit").cacheable_prefix(prev, tokens, block_size, min_tokens)
     assert got == uncapped_prefix(ref, prev, tokens, block_size, min_tokens)
 
 
 def test_hash_mutants_show_their_bug():
     tokens = [1, 2, 3, 4, 5]
-    assert len(mutant("partial_block_hashed").block_hashes(tokens, 2)) == 3
-    unchained = mutant("unchained_hash").block_hashes
+    assert len(mutant("prompt_cache", "partial_block_hashed").block_hashes(tokens, 2)) == 3
+    unchained = mutant("prompt_cache", "unchained_hash").block_hashes
     assert unchained([9, 9, 3, 4], 2)[1] == unchained([1, 2, 3, 4], 2)[1]
 
 
