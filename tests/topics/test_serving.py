@@ -3,7 +3,6 @@ lesson's claims, the solution against the reference, the comparators' tolerance,
 hints and the mutants."""
 import ast
 import random
-import types
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,38 +16,17 @@ from grader import hints
 from grader.checks.serving import test_hidden, test_public
 from grader.checks.serving.expect import metrics_difference, records_difference
 from grader.checks.serving.invariants import expect_engine_invariants, expect_limit_invariants
-from grader.checks.serving.lesson import (
-    BUDGETS,
-    CHUNK_SEATS,
-    KV_LIMITS,
-    KV_SEATS,
-    SEATS,
-    SLO,
-    SPAN,
-    lesson_requests,
-)
+from grader.checks.serving.lesson import BUDGETS, CHUNK_SEATS, KV_LIMITS, KV_SEATS, SEATS, SLO, SPAN, lesson_requests
 from grader.checks.serving.lesson import COST as LESSON_COST
 from grader.checks.serving.logs import random_log, random_slo
-from grader.checks.serving.misconceptions import (
-    metrics_predictions,
-    simulate_predictions,
-)
-from grader.checks.serving.records import (
-    CONCURRENT,
-    CONCURRENT_DURATION,
-    EMPTY,
-    EVEN,
-    FAILED,
-    SKEWED,
-    SLO_DURATION,
-    SLO_LOG,
-    SLOS,
-    TOKENS,
-)
+from grader.checks.serving.misconceptions import metrics_predictions, simulate_predictions
+from grader.checks.serving.records import (CONCURRENT, CONCURRENT_DURATION, EMPTY, EVEN, FAILED, SKEWED, SLO_DURATION,
+                                           SLO_LOG, SLOS, TOKENS)
 from grader.checks.serving.test_public import code_records
 from grader.checks.serving.traces import COST, LIMITS, PREEMPTIONS, TRACES
 from grader.checks.serving.workloads import TICK, limited_case, random_case
 from grader.engine import CheckFailure
+from mutated import mutant
 from reference import serving as ref
 from solutions import serving as sol
 
@@ -437,18 +415,10 @@ def test_every_misconception_is_explained_and_has_a_mutant():
     assert {p.stem for p in MUTANTS.glob("*.py")} == MISCONCEPTIONS
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"serving_{misconception}")
-    source = (ROOT / "solutions" / "serving.py").read_text() + "\n" + (MUTANTS / f"{misconception}.py").read_text()
-    exec(compile(source, str(MUTANTS / f"{misconception}.py"), "exec"), module.__dict__)  # noqa: S102
-    return module
-
-
 @pytest.mark.parametrize("misconception", ENGINE_MISCONCEPTIONS)
 def test_engine_mutant_returns_what_its_misconception_predicts(misconception):
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
-    module = mutant(misconception)
+    module = mutant("serving", misconception)
     differs = 0
     for name, (requests, policy, max_num_seqs, _) in TRACES.items():
         limits = LIMITS.get(name, {})
@@ -465,7 +435,7 @@ def test_engine_mutant_returns_what_its_misconception_predicts(misconception):
 @given(seed=seeds, misconception=st.sampled_from(ENGINE_MISCONCEPTIONS))
 def test_engine_mutant_matches_its_prediction_under_random_limits(seed, misconception):
     requests, policy, max_num_seqs, cost, limits = limited(seed)
-    got = mutant(misconception).simulate(requests, policy, max_num_seqs, cost, **limits)
+    got = mutant("serving", misconception).simulate(requests, policy, max_num_seqs, cost, **limits)
     predictions = simulate_predictions(ref, requests, policy, max_num_seqs, cost, **limits)
     assert got == predictions.get(misconception, ref.simulate(requests, policy, max_num_seqs, cost, **limits))
 
@@ -474,7 +444,7 @@ def test_engine_mutant_matches_its_prediction_under_random_limits(seed, misconce
                                            "nearest_rank_percentile"])
 def test_metrics_mutant_returns_what_its_misconception_predicts(misconception):
     assert (MUTANTS / f"{misconception}.py").read_text().startswith('"""Bug: ')
-    module = mutant(misconception)
+    module = mutant("serving", misconception)
     differs = 0
     for records in (SKEWED, TOKENS, FAILED, SLO_LOG, CONCURRENT):
         got = module.serving_metrics(records, 10.0, None, (25, 50, 90, 99.9))
