@@ -5,7 +5,6 @@ import importlib.util
 import math
 import os
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from grader.checks.flash_attention.expect import expected  # noqa: E402
 from grader.checks.flash_attention.inputs import lattice, lattice_qkv, with_row_scores  # noqa: E402
 from grader.checks.flash_attention.misconceptions import no_rescale, top_left_causal  # noqa: E402
 from grader.engine import mismatch  # noqa: E402
+from mutated import mutant  # noqa: E402
 from reference import flash_attention as ref  # noqa: E402
 from solutions import flash_attention as sol  # noqa: E402
 
@@ -290,36 +290,27 @@ def test_stub_raises_not_implemented(call):
 
 
 
-def mutant(misconception: str) -> types.ModuleType:
-    """The solution with the mutant appended, as the selftest builds it."""
-    module = types.ModuleType(f"flash_attention_{misconception}")
-    path = MUTANTS / f"{misconception}.py"
-    source = (ROOT / "solutions" / "flash_attention.py").read_text() + "\n" + path.read_text()
-    exec(compile(source, str(path), "exec"), module.__dict__)
-    return module
-
-
 def test_mutants_show_their_misconception():
     for name in MISCONCEPTIONS:
         assert (MUTANTS / f"{name}.py").read_text().startswith('"""Bug: ')
     q, k, v = qkv((1, 2, 6, 40, 32), seed=21, dtype=torch.float32)
     want_o, want_lse = ref.attention(q, k, v, causal=True)
 
-    o, _ = mutant("no_rescale").tiled_attention(q, k, v, True, 4, 8)
+    o, _ = mutant("flash_attention", "no_rescale").tiled_attention(q, k, v, True, 4, 8)
     assert mismatch(o, no_rescale(ref, q, k, v, True, 8)[0], 1e-5, 1e-5) is None
     assert mismatch(o, want_o, 1e-2, 1e-2) is not None
 
-    o, _ = mutant("causal_alignment").tiled_attention(q, k, v, True, 4, 8)
+    o, _ = mutant("flash_attention", "causal_alignment").tiled_attention(q, k, v, True, 4, 8)
     assert mismatch(o, top_left_causal(ref, q, k, v)[0], 1e-5, 1e-5) is None
 
     big_q = q * 40  # scores in the hundreds
-    o, lse = mutant("lse_without_max").tiled_attention(big_q, k, v, False, 4, 8)
+    o, lse = mutant("flash_attention", "lse_without_max").tiled_attention(big_q, k, v, False, 4, 8)
     assert torch.isfinite(o).all() and not torch.isfinite(lse).all()
-    o, _ = mutant("unstable_softmax").tiled_attention(big_q, k, v, False, 4, 8)
+    o, _ = mutant("flash_attention", "unstable_softmax").tiled_attention(big_q, k, v, False, 4, 8)
     assert not torch.isfinite(o).all()
 
     # The naive mutant is right but allocates Tq x Tk scores; the check sees that through the memory cap.
-    o, lse = mutant("materializes_full_scores").tiled_attention(q, k, v, True, 4, 8)
+    o, lse = mutant("flash_attention", "materializes_full_scores").tiled_attention(q, k, v, True, 4, 8)
     assert mismatch(o, want_o, 1e-5, 1e-5) is None and mismatch(lse, want_lse, 1e-5, 1e-5) is None
 
 
