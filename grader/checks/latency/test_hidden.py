@@ -16,13 +16,18 @@ from grader.engine import check, expect_type, fail, reference
 WHAT = "a random task"  # hidden messages never show their inputs
 
 
+def random_tasks(seed: int, count: int, tied: bool | None = None):
+    """`count` random task graphs drawn from the seed, with exact ties in all, none or (None) every other one from
+    the first; each with the generator that drew it (checks go on drawing from it) and the reference."""
+    r, ref = random.Random(seed), reference("latency")
+    for case in range(count):
+        yield r, ref, *random_task(r, tied=case % 2 == 0 if tied is None else tied)
+
+
 @check("random_schedules", points=5, hint="schedule",
        title="schedule of random task graphs with deps and order edges, against the reference")
 def test_random_schedules(sub, seed):
-    r = random.Random(seed)
-    ref = reference("latency")
-    for case in range(24):
-        durations, deps, order = random_task(r, tied=case % 2 == 0)
+    for r, ref, durations, deps, order in random_tasks(seed, 24):
         expected = ref.schedule(durations, deps, order)
         leave_out_order = order is None and r.random() < 0.5  # order=None is the default
         got = sub.schedule(durations, deps) if leave_out_order else sub.schedule(durations, deps, order)
@@ -43,10 +48,7 @@ def test_random_graphs_without_a_schedule(sub, seed):
 @check("random_critical_paths", points=4, hint="critical_path",
        title="critical_path of random task graphs full of exact ties and zero-second steps, against the reference")
 def test_random_critical_paths(sub, seed):
-    r = random.Random(seed)
-    ref = reference("latency")
-    for _ in range(30):
-        durations, deps, order = random_task(r, tied=True)
+    for _, ref, durations, deps, order in random_tasks(seed, 30, tied=True):
         expected = ref.critical_path(durations, deps, order)
         expect_result(sub.critical_path(durations, deps, order), expected, f"critical_path of {WHAT}",
                       critical_difference, partial(critical_misconception, durations=durations, expected=expected))
@@ -72,10 +74,7 @@ def chain_problem(path, durations: dict, deps: dict, order: dict | None, total: 
 @check("critical_path_invariants", points=4, hint="critical_path",
        title="critical_path total is the last end of the schedule; the path is a chain of edges that takes it all")
 def test_critical_path_invariants(sub, seed):
-    r = random.Random(seed)
-    ref = reference("latency")
-    for _ in range(16):
-        durations, deps, order = random_task(r, tied=False)
+    for _, ref, durations, deps, order in random_tasks(seed, 16, tied=False):
         expected = ref.critical_path(durations, deps, order)
         got = sub.critical_path(durations, deps, order)
         if not isinstance(got, (list, tuple)) or len(got) != 2:
@@ -108,10 +107,7 @@ def random_change(r: random.Random, durations: dict, deps: dict, order: dict | N
 @check("random_what_ifs", points=5, hint="what_if",
        title="what_if of random removals, shortenings and parallel pairs; saving = old total - new total")
 def test_random_what_ifs(sub, seed):
-    r = random.Random(seed)
-    ref = reference("latency")
-    for case in range(20):
-        durations, deps, order = random_task(r, tied=case % 2 == 0)
+    for r, ref, durations, deps, order in random_tasks(seed, 20):
         change = random_change(r, durations, deps, order)
         expected = ref.what_if(durations, deps, change, order)
         got = sub.what_if(durations, deps, change, order)
@@ -155,16 +151,13 @@ def test_what_if_refuses_dependent_pairs(sub, seed):
 @check("random_first_output", points=3, hint="first_output",
        title="first_output of random tasks and visible steps: the earliest visible end, not the total")
 def test_random_first_output(sub, seed):
-    r = random.Random(seed)
-    ref = reference("latency")
-    for case in range(20):
-        durations, deps, order = random_task(r, tied=case % 2 == 0)
+    for r, ref, durations, deps, order in random_tasks(seed, 20):
         visible = r.sample(sorted(durations), r.randint(1, len(durations)))
         expected = ref.first_output(durations, deps, visible, order)
         total = ref.critical_path(durations, deps, order)[0]
         got = sub.first_output(durations, deps, visible, order)
         expect_seconds(got, expected, f"first_output of {WHAT}", first_output_misconception(got, total, expected))
-    durations, deps, order = random_task(r, tied=False)
+    durations, deps, order = random_task(r, tied=False)  # r goes on from the 20 tasks
     ghost = next(s for s in step_names(r, len(durations) + 1) if s not in durations)
     for visible, names in (([], ["visible"]), ([*r.sample(sorted(durations), 1), ghost], [ghost])):
         expect_value_error(sub.first_output, (durations, deps, visible, order),
@@ -176,10 +169,10 @@ def test_random_first_output(sub, seed):
 def test_random_attribution(sub, seed):
     r = random.Random(seed)
     ref = reference("latency")
+    what = "attribute of random runs that change one setting"
     for _ in range(20):
         baseline, variant, _ = random_runs(r, changes=1)
         expected = ref.attribute(baseline, variant)
-        what = "attribute of random runs that change one setting"
         got = expect_type(sub.attribute(baseline, variant), dict, what)
         if got.get("changed") != expected["changed"]:
             fail(f"{what}: 'changed' is not the changed setting")
