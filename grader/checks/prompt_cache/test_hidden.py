@@ -75,43 +75,53 @@ def random_ops(r: random.Random, capacity_blocks: int, block_size: int) -> list:
     return ops
 
 
+def expect_cache_like_reference(sub, capacity_blocks: int, block_size: int, ops: list,
+                                wrong_ops: dict | None = None) -> None:
+    """The submission's PrefixCache must answer `ops` as the reference's does; `wrong_ops` maps a misconception
+    id to the ops on which the reference answers as that misconception would on `ops`."""
+    ref = reference("prompt_cache")
+    expected = run_ops(ref.PrefixCache(capacity_blocks, block_size), ops)
+    wrong = {mid: run_ops(ref.PrefixCache(capacity_blocks, block_size), changed)
+             for mid, changed in (wrong_ops or {}).items()}
+    expect_matches(sub.PrefixCache(capacity_blocks, block_size), capacity_blocks, block_size, ops, expected, wrong)
+
+
 @check("random_prefix_cache", points=24, hint="PrefixCache",
        title="PrefixCache on random inserts and matches of related prompts, with evictions")
 def test_random_prefix_cache(sub, seed):
     r = random.Random(seed)
-    ref = reference("prompt_cache")
     for _ in range(6):
         capacity_blocks, block_size = r.randint(1, 10), r.choice([2, 3, 4, 8])
-        ops = random_ops(r, capacity_blocks, block_size)
-        expected = run_ops(ref.PrefixCache(capacity_blocks, block_size), ops)
-        expect_matches(sub.PrefixCache(capacity_blocks, block_size), capacity_blocks, block_size, ops, expected)
+        expect_cache_like_reference(sub, capacity_blocks, block_size, random_ops(r, capacity_blocks, block_size))
 
 
 @check("random_hit_leaves_last_token", points=7, hint="PrefixCache",
        title="PrefixCache.match of random cached prompts never covers the last token")
 def test_random_hit_leaves_last_token(sub, seed):
     r = random.Random(seed)
-    ref = reference("prompt_cache")
     for _ in range(5):
         block_size = r.randint(1, 6)
         prompts = [random_tokens(r, 1, 5) * block_size for _ in range(3)]  # lengths are multiples of block_size
         ops = [("insert", prompt) for prompt in prompts]
         ops += [("match", r.choice(prompts)[:r.randint(1, 5) * block_size]) for _ in range(6)]
-        expected = run_ops(ref.PrefixCache(64, block_size), ops)
         uncapped = [(op, tokens + [-1] if op == "match" else tokens) for op, tokens in ops]
-        wrong = {"full_prompt_hit": run_ops(ref.PrefixCache(64, block_size), uncapped)}
-        expect_matches(sub.PrefixCache(64, block_size), 64, block_size, ops, expected, wrong)
+        expect_cache_like_reference(sub, 64, block_size, ops, {"full_prompt_hit": uncapped})
+
+
+def random_prompt_pairs(seed: int):
+    """CASES (previous prompt, prompt, block_size, min_tokens) drawn from the seed, the prompt sharing a random part
+    of the previous one."""
+    r = random.Random(seed)
+    for _ in range(CASES):
+        prev_tokens = random_tokens(r, 0, 30)
+        yield prev_tokens, related_prompt(r, [prev_tokens]), r.randint(1, 8), r.choice([0, r.randint(0, 30)])
 
 
 @check("random_cacheable_prefix", points=5, hint="cacheable_prefix",
        title="cacheable_prefix on random prompt pairs, block sizes and minimum lengths")
 def test_random_cacheable_prefix(sub, seed):
-    r = random.Random(seed)
     ref = reference("prompt_cache")
-    for _ in range(CASES):
-        prev_tokens = random_tokens(r, 0, 30)
-        tokens = related_prompt(r, [prev_tokens])
-        block_size, min_tokens = r.randint(1, 8), r.choice([0, r.randint(0, 30)])
+    for prev_tokens, tokens, block_size, min_tokens in random_prompt_pairs(seed):
         what = f"cacheable_prefix({prev_tokens}, {tokens}, block_size={block_size}, min_tokens={min_tokens})"
         expected = ref.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens)
         got = expect_type(sub.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens), int, what)
@@ -145,18 +155,24 @@ def random_session(r: random.Random) -> list:
     return turns
 
 
-@check("random_session_cost", points=12, hint="session_cost",
-       title="session_cost on random multi-turn sessions, prices, block sizes and minimum lengths")
-def test_random_session_cost(sub, seed):
+def expect_random_costs(sub, seed: int, random_turns, max_block_size: int, max_min_tokens: int) -> None:
+    """session_cost of CASES sessions drawn by `random_turns(r)` at random prices, block sizes and minimum lengths
+    must be the reference's."""
     r = random.Random(seed)
     ref = reference("prompt_cache")
     for _ in range(CASES):
-        turns, prices = random_session(r), random_prices(r)
-        block_size, min_tokens = r.randint(1, 16), r.randint(0, 48)
+        turns, prices = random_turns(r), random_prices(r)
+        block_size, min_tokens = r.randint(1, max_block_size), r.randint(0, max_min_tokens)
         expect_session(sub.session_cost(turns, prices, block_size, min_tokens),
                        ref.session_cost(turns, prices, block_size, min_tokens),
                        f"session_cost({turns}, {prices}, {block_size}, {min_tokens})",
                        session_misconceptions(ref, turns, prices, block_size, min_tokens))
+
+
+@check("random_session_cost", points=12, hint="session_cost",
+       title="session_cost on random multi-turn sessions, prices, block sizes and minimum lengths")
+def test_random_session_cost(sub, seed):
+    expect_random_costs(sub, seed, random_session, max_block_size=16, max_min_tokens=48)
 
 
 def agent_session(r: random.Random) -> list:
@@ -184,12 +200,4 @@ def agent_session(r: random.Random) -> list:
 @check("random_agent_sessions", points=10, hint="session_cost",
        title="session_cost on random agent sessions with failed turns redone, compaction calls and padded prefixes")
 def test_random_agent_sessions(sub, seed):
-    r = random.Random(seed)
-    ref = reference("prompt_cache")
-    for _ in range(CASES):
-        turns, prices = agent_session(r), random_prices(r)
-        block_size, min_tokens = r.randint(1, 8), r.randint(0, 40)
-        expect_session(sub.session_cost(turns, prices, block_size, min_tokens),
-                       ref.session_cost(turns, prices, block_size, min_tokens),
-                       f"session_cost({turns}, {prices}, {block_size}, {min_tokens})",
-                       session_misconceptions(ref, turns, prices, block_size, min_tokens))
+    expect_random_costs(sub, seed, agent_session, max_block_size=8, max_min_tokens=40)
