@@ -87,12 +87,26 @@ def label(kind: str, logits: torch.Tensor) -> str:
     return f"{kind} {str(logits.dtype).removeprefix('torch.')} logits {list(logits.shape)}"
 
 
+def random_cases(rng: torch.Generator):
+    """CASES random cases (kind, dtype, logits), each drawn once the caller is done with the one before."""
+    for _ in range(CASES):
+        yield random_case(rng)
+
+
+def random_problems(rng: torch.Generator, problem_of) -> list[str]:
+    """What problem_of(kind, dtype, logits) finds wrong on random cases (it may draw from rng too)."""
+    problems = []
+    for case in random_cases(rng):
+        problem = problem_of(*case)
+        problems += [problem] if problem else []
+    return problems
+
+
 @check("apply_temperature_random", points=7, hint="apply_temperature",
        title="apply_temperature matches logits / temperature on random logits of every dtype")
 def test_apply_temperature_random(sub, rng):
     ref = reference("sampling")
-    for _ in range(CASES):
-        kind, dtype, logits = random_case(rng)
+    for kind, dtype, logits in random_cases(rng):
         temperature = uniform(rng, 0.25, 4.0)
         exact = ref.apply_temperature(logits.to(torch.float64), temperature)
         atol, rtol = tolerance(exact, ref.apply_temperature(logits, temperature), torch.finfo(dtype).tiny)
@@ -124,29 +138,27 @@ def test_bad_arguments_random(sub, rng):
        title="top_k_filter matches the reference on random logits with ties, -inf and extreme values")
 def test_top_k_random(sub, rng):
     ref = reference("sampling")
-    problems = []
-    for _ in range(CASES):
-        kind, dtype, logits = random_case(rng)
+
+    def problem_of(kind: str, dtype: torch.dtype, logits: torch.Tensor) -> str | None:
         k = max(1, pick(rng, [1, 2, 3, logits.shape[-1] - 1, logits.shape[-1], logits.shape[-1] + 2]))
-        problem = top_k_problem(sub.top_k_filter(logits, k), logits, k, ref.top_k_filter(logits, k),
-                                f"top_k_filter({label(kind, logits)}, k={k})")
-        problems += [problem] if problem else []
-    fail_on(problems, ("top_k_drops_ties",))
+        return top_k_problem(sub.top_k_filter(logits, k), logits, k, ref.top_k_filter(logits, k),
+                             f"top_k_filter({label(kind, logits)}, k={k})")
+
+    fail_on(random_problems(rng, problem_of), ("top_k_drops_ties",))
 
 
 @check("top_p_random", points=19, hint="top_p_filter",
        title="top_p_filter keeps an accepted nucleus on random logits, ties and boundary cases included")
 def test_top_p_random(sub, rng):
     ref = reference("sampling")
-    problems = []
-    for _ in range(CASES):
-        kind, dtype, logits = random_case(rng)
+
+    def problem_of(kind: str, dtype: torch.dtype, logits: torch.Tensor) -> str | None:
         p = random_p(rng, logits)
         must, may = ref.top_p_keep_bounds(logits, p, slack=SLACK)
-        problem = top_p_problem(sub.top_p_filter(logits, p), logits, p, must, may,
-                                f"top_p_filter({label(kind, logits)}, p={p:.6g})")
-        problems += [problem] if problem else []
-    fail_on(problems, TOP_P_IDS)
+        return top_p_problem(sub.top_p_filter(logits, p), logits, p, must, may,
+                             f"top_p_filter({label(kind, logits)}, p={p:.6g})")
+
+    fail_on(random_problems(rng, problem_of), TOP_P_IDS)
 
 
 DECIMAL_CASES = 16  # half of them chosen so that float32 sums fall short of p (boundary.py)
@@ -189,9 +201,8 @@ def test_top_p_exact_decimals_random(sub, rng):
        title="filtered_probs matches the reference pipeline on random logits, temperatures, k and p")
 def test_filtered_probs_random(sub, rng):
     ref = reference("sampling")
-    problems = []
-    for _ in range(CASES):
-        kind, dtype, logits = random_case(rng)
+
+    def problem_of(kind: str, dtype: torch.dtype, logits: torch.Tensor) -> str | None:
         temperature = random_temperature(rng, kind, dtype)
         top_k = pick(rng, [None, 1, 2, 3, logits.shape[-1]])
         top_p = pick(rng, [None, random_p(rng, logits)])
@@ -203,10 +214,10 @@ def test_filtered_probs_random(sub, rng):
             must, may = must & bounds[0], may & bounds[1]
         what = f"filtered_probs({label(kind, logits)}, temperature={temperature:.4g}, top_k={top_k}, top_p={top_p})"
         out = sub.filtered_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
-        problem = filtered_probs_problem(out, tempered, must, may, what,
-                                         filtered_probs_candidates(ref, logits, temperature, top_k, top_p))
-        problems += [problem] if problem else []
-    fail_on(problems, FILTERED_PROBS_IDS)
+        return filtered_probs_problem(out, tempered, must, may, what,
+                                      filtered_probs_candidates(ref, logits, temperature, top_k, top_p))
+
+    fail_on(random_problems(rng, problem_of), FILTERED_PROBS_IDS)
 
 
 @check("sample_random", points=7, hint="sample",
@@ -227,8 +238,7 @@ def test_sample_random(sub, rng):
        title="greedy matches the reference argmax (lowest index on ties) on random logits of every dtype")
 def test_greedy_random(sub, rng):
     ref = reference("sampling")
-    for _ in range(CASES):
-        kind, dtype, logits = random_case(rng)
+    for kind, _, logits in random_cases(rng):
         expect_equal(sub.greedy(logits), ref.greedy(logits), f"greedy({label(kind, logits)})")
 
 
