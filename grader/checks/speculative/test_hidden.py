@@ -72,36 +72,34 @@ def forbidden_case(ref, rng: torch.Generator) -> tuple:
             return case
 
 
-def expect_verify_case(sub, ref, case: tuple, dtype=torch.float64) -> None:
-    """The submission's verify on `case` (tensors cast to `dtype`) equals the reference's answer."""
-    draft, q, p, u, noise = (case[0], *(t.to(dtype) for t in case[1:]))
-    expected = ref.verify(draft, q, p, u, noise)
-    expect_tokens(sub.verify(list(draft), q, p, u, noise), expected, verify_text(draft, q, p, u, noise),
-                  verify_predictions(ref, draft, q, p, u, noise))
+def expect_verify_cases(sub, rng: torch.Generator, count: int, draw=random_case, dtype=torch.float64) -> None:
+    """The submission's verify equals the reference's answer on `count` cases draw(ref, rng), tensors cast to
+    `dtype`, each drawn after the one before is checked."""
+    ref = reference("speculative")
+    for _ in range(count):
+        case = draw(ref, rng)
+        draft, q, p, u, noise = (case[0], *(t.to(dtype) for t in case[1:]))
+        expected = ref.verify(draft, q, p, u, noise)
+        expect_tokens(sub.verify(list(draft), q, p, u, noise), expected, verify_text(draft, q, p, u, noise),
+                      verify_predictions(ref, draft, q, p, u, noise))
 
 
 @check("verify_random_cases", points=20, hint="verify",
        title="verify agrees with the reference on random drafts, including q = 0 and p = 0 drafts and u = 0")
 def test_verify_random_cases(sub, rng):
-    ref = reference("speculative")
-    for _ in range(40):
-        expect_verify_case(sub, ref, random_case(ref, rng))
+    expect_verify_cases(sub, rng, 40)
 
 
 @check("verify_float32_inputs", points=6, hint="verify",
        title="verify gives the same answers for float32 distributions, uniforms and noise")
 def test_verify_float32_inputs(sub, rng):
-    ref = reference("speculative")
-    for _ in range(15):
-        expect_verify_case(sub, ref, random_case(ref, rng), torch.float32)
+    expect_verify_cases(sub, rng, 15, dtype=torch.float32)
 
 
 @check("verify_forbidden_at_u_zero_random", points=2, hint="verify",
        title="verify rejects a drafted token the target forbids even at u = 0, on random drafts")
 def test_verify_forbidden_at_u_zero_random(sub, rng):
-    ref = reference("speculative")
-    for _ in range(10):
-        expect_verify_case(sub, ref, forbidden_case(ref, rng))
+    expect_verify_cases(sub, rng, 10, draw=forbidden_case)
 
 
 @check("acceptance_rate_random", points=3, hint="acceptance_rate",
