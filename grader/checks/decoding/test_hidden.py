@@ -5,15 +5,8 @@ import random
 
 from grader.checks.decoding import draws
 from grader.checks.decoding.distribution import expect_filtered_law, expect_own_generator, sample_law
-from grader.checks.decoding.expect import (
-    decoded,
-    expect_beams,
-    expect_decoded,
-    expect_names,
-    expect_penalized,
-    expect_status,
-    offer,
-)
+from grader.checks.decoding.expect import (decoded, expect_beams, expect_decoded, expect_names, expect_penalized,
+                                           expect_status, offer)
 from grader.checks.decoding.models import NGramModel, PrefixModel
 from grader.engine import check, fail, reference
 
@@ -131,30 +124,29 @@ def test_sample_generator_only(sub, seed):
                      *filtering)
 
 
-def expect_random_beams(sub, case: dict) -> None:
-    """The submission's beam_search on a random case equals the reference's (and is not unnormalised)."""
-    ref, spec = reference("decoding"), case["spec"]
-    args = (case["prompt"], case["num_beams"], case["max_new_tokens"], case["eos_id"])
-    expected = ref.beam_search(PrefixModel(*spec), *args, case["length_penalty"])
-    unnormalised = ref.beam_search(PrefixModel(*spec), *args, 0.0) if case["length_penalty"] != 0.0 else None
-    result = sub.beam_search(offer(sub, PrefixModel(*spec)), *args, case["length_penalty"])
-    expect_beams(result, expected, "beam_search on a random model", unnormalised)
+def expect_random_beams(sub, seed: int, draw, count: int) -> None:
+    """The submission's beam_search equals the reference's (and is not unnormalised) on `count` cases that
+    draw(r) makes from one random.Random(seed), each drawn after the one before is checked."""
+    r, ref = random.Random(seed), reference("decoding")
+    for _ in range(count):
+        case = draw(r)
+        spec, args = case["spec"], (case["prompt"], case["num_beams"], case["max_new_tokens"], case["eos_id"])
+        expected = ref.beam_search(PrefixModel(*spec), *args, case["length_penalty"])
+        unnormalised = ref.beam_search(PrefixModel(*spec), *args, 0.0) if case["length_penalty"] != 0.0 else None
+        result = sub.beam_search(offer(sub, PrefixModel(*spec)), *args, case["length_penalty"])
+        expect_beams(result, expected, "beam_search on a random model", unnormalised)
 
 
 @check("beam_random_exhaustive", points=4, hint="beam_search",
        title="beam_search with num_beams >= V ** max_new_tokens equals exhaustive search on random models")
 def test_beam_random_exhaustive(sub, seed):
-    r = random.Random(seed)
-    for _ in range(8):
-        expect_random_beams(sub, draws.exhaustive_case(r))
+    expect_random_beams(sub, seed, draws.exhaustive_case, 8)
 
 
 @check("beam_random_narrow", points=5, hint="beam_search",
        title="beam_search with few beams, random eos ids and length penalties on random models")
 def test_beam_random_narrow(sub, seed):
-    r = random.Random(seed)
-    for _ in range(12):
-        expect_random_beams(sub, draws.narrow_case(r))
+    expect_random_beams(sub, seed, draws.narrow_case, 12)
 
 
 @check("beam_bad_arguments", points=1, hint="beam_search",
