@@ -18,6 +18,14 @@ def append(alloc, seq_id, setup: str) -> tuple:
     return checked
 
 
+def appended(sub, num_blocks: int, block_size: int, appends: int):
+    """The submission's BlockAllocator(num_blocks, block_size) after `appends` calls append(0)."""
+    alloc = sub.BlockAllocator(num_blocks, block_size)
+    for _ in range(appends):
+        alloc.append(0)
+    return alloc
+
+
 def table(alloc, seq_id, setup: str) -> list:
     """alloc.block_table(seq_id), which must be a list of block ids."""
     answer = alloc.block_table(seq_id)
@@ -85,9 +93,7 @@ def test_append_fills_blocks(sub):
        title="fork gives the child the parent's blocks and allocates nothing")
 def test_fork_shares_blocks(sub):
     setup = "BlockAllocator(4, 2), three append(0), fork(0, 1)"
-    alloc = sub.BlockAllocator(4, 2)
-    for _ in range(3):
-        alloc.append(0)
+    alloc = appended(sub, 4, 2, 3)
     parent = table(alloc, 0, setup)
     alloc.fork(0, 1)
     child, free = table(alloc, 1, setup), alloc.num_free_blocks()
@@ -146,9 +152,7 @@ def test_copy_on_write(sub):
 @check("free_returns_blocks", points=1, hint="BlockAllocator.free",
        title="free returns exactly the blocks no other sequence uses")
 def test_free_returns_blocks(sub):
-    alloc = sub.BlockAllocator(4, 2)
-    for _ in range(3):
-        alloc.append(0)
+    alloc = appended(sub, 4, 2, 3)
     alloc.fork(0, 1)
     alloc.append(1)        # copies the shared half-full block: 3 blocks in use, the first one shared
     steps = "BlockAllocator(4, 2), three append(0), fork(0, 1), append(1)"
@@ -166,9 +170,7 @@ def test_free_returns_blocks(sub):
        title="append raises OutOfBlocks when it needs a block and none is free, and then changes nothing")
 def test_out_of_blocks(sub):
     setup = "BlockAllocator(2, 2), four append(0) (both blocks full)"
-    alloc = sub.BlockAllocator(2, 2)
-    for _ in range(4):
-        alloc.append(0)
+    alloc = appended(sub, 2, 2, 4)
     blocks = table(alloc, 0, setup)
     expect_out_of_blocks(alloc, 0, setup)
     expect_out_of_blocks(alloc, 1, setup + ", append(0) raised")
@@ -188,9 +190,7 @@ def test_out_of_blocks(sub):
 
     # copy-on-write needs a block too: a failed copy must not touch the shared block or the length
     setup = "BlockAllocator(2, 2), three append(0), fork(0, 1) (the half-full last block is shared)"
-    alloc = sub.BlockAllocator(2, 2)
-    for _ in range(3):
-        alloc.append(0)
+    alloc = appended(sub, 2, 2, 3)
     alloc.fork(0, 1)
     blocks = table(alloc, 0, setup)
     expect_out_of_blocks(alloc, 1, setup, shared=True)
@@ -252,40 +252,41 @@ def stored_case(key: str, garbage: bool = False, **spec) -> tuple[dict, dict]:
     return stored["case"], {k: v for k, v in stored.items() if k != "case"}
 
 
+def expect_stored_attention(sub, specs: dict, garbage: bool = False) -> None:
+    """The submission's paged_attention on each stored case {key: spec} (see stored_case) matches its outputs."""
+    for key, spec in specs.items():
+        expect_attention(sub, *stored_case(key, garbage, **spec))
+
+
 @check("attention_matches_dense", points=2, hint="paged_attention",
        title="paged_attention equals dense attention over each sequence's tokens (ragged, ending mid-block)")
 def test_attention_matches_dense(sub):
-    for key, spec in (
-        ("dense_ragged", dict(context_lens=[5, 8, 1], heads=2, kv_heads=2, head_dim=8, block_size=4,
-                              dtype=torch.float32)),
-        ("dense_scaled", dict(context_lens=[11, 3], heads=1, kv_heads=1, head_dim=4, block_size=3,
-                              dtype=torch.float32, scale=0.7, table_dtype=torch.int64)),
-    ):
-        expect_attention(sub, *stored_case(key, **spec))
+    expect_stored_attention(sub, {
+        "dense_ragged": dict(context_lens=[5, 8, 1], heads=2, kv_heads=2, head_dim=8, block_size=4,
+                             dtype=torch.float32),
+        "dense_scaled": dict(context_lens=[11, 3], heads=1, kv_heads=1, head_dim=4, block_size=3,
+                             dtype=torch.float32, scale=0.7, table_dtype=torch.int64),
+    })
 
 
 @check("attention_gqa", points=2, hint="paged_attention",
        title="with grouped-query attention, query head h reads KV head h // (H // H_kv)")
 def test_attention_gqa(sub):
-    for key, spec in (
-        ("gqa_4_over_2", dict(context_lens=[6, 9], heads=4, kv_heads=2, head_dim=8, block_size=4,
-                              dtype=torch.float32)),
-        ("gqa_6_over_3", dict(context_lens=[7], heads=6, kv_heads=3, head_dim=4, block_size=2,
-                              dtype=torch.float32)),
-    ):
-        expect_attention(sub, *stored_case(key, **spec))
+    expect_stored_attention(sub, {
+        "gqa_4_over_2": dict(context_lens=[6, 9], heads=4, kv_heads=2, head_dim=8, block_size=4,
+                             dtype=torch.float32),
+        "gqa_6_over_3": dict(context_lens=[7], heads=6, kv_heads=3, head_dim=4, block_size=2,
+                             dtype=torch.float32),
+    })
 
 
 @check("attention_low_precision", points=2, hint="paged_attention",
        title="paged_attention on float16 and bfloat16 caches, within the dtype's tolerance")
 def test_attention_low_precision(sub):
-    for key, spec in (
-        ("float16", dict(context_lens=[5, 13], heads=4, kv_heads=2, head_dim=16, block_size=4,
-                         dtype=torch.float16)),
-        ("bfloat16", dict(context_lens=[9, 2], heads=4, kv_heads=2, head_dim=16, block_size=4,
-                          dtype=torch.bfloat16)),
-    ):
-        expect_attention(sub, *stored_case(key, **spec))
+    expect_stored_attention(sub, {
+        "float16": dict(context_lens=[5, 13], heads=4, kv_heads=2, head_dim=16, block_size=4, dtype=torch.float16),
+        "bfloat16": dict(context_lens=[9, 2], heads=4, kv_heads=2, head_dim=16, block_size=4, dtype=torch.bfloat16),
+    })
 
 
 @check("attention_garbage_slots", points=1, hint="paged_attention",
@@ -294,13 +295,12 @@ def test_attention_low_precision(sub):
 def test_attention_garbage_slots(sub):
     # a real pool is never cleared: slots nobody wrote hold whatever was there, and engines pad block tables with
     # ids that are no block of the sequence (0, -1, ...)
-    for key, spec in (
-        ("garbage_gqa", dict(context_lens=[5, 8, 1], heads=4, kv_heads=2, head_dim=8, block_size=4,
-                             dtype=torch.float32)),
-        ("garbage_float16", dict(context_lens=[3, 10], heads=2, kv_heads=1, head_dim=8, block_size=3,
-                                 dtype=torch.float16, table_dtype=torch.int64)),
-    ):
-        expect_attention(sub, *stored_case(key, garbage=True, **spec))
+    expect_stored_attention(sub, {
+        "garbage_gqa": dict(context_lens=[5, 8, 1], heads=4, kv_heads=2, head_dim=8, block_size=4,
+                            dtype=torch.float32),
+        "garbage_float16": dict(context_lens=[3, 10], heads=2, kv_heads=1, head_dim=8, block_size=3,
+                                dtype=torch.float16, table_dtype=torch.int64),
+    }, garbage=True)
 
 
 @check("attention_bad_arguments", points=1, hint="paged_attention",
@@ -346,11 +346,11 @@ def test_reservation_vllm_comparison(sub):
     answer = golden("vllm_comparison", lambda: reference("paged_kv").reservation_waste(VLLM_LENGTHS, 2048, 16))
     kept_max = answer["used"] / answer["reserved_max"]
     kept_paged = answer["used"] / answer["reserved_paged"]
-    expect_equal(sub.reservation_waste(VLLM_LENGTHS, 2048, 16), answer,
-                 f"reservation_waste({VLLM_LENGTHS}, max_len=2048, block_size=16) (max-length reservation keeps "
-                 f"{kept_max:.1%} of the slots for tokens, as in the 20.4-38.2% vLLM measured for prior systems; "
-                 f"paging keeps {kept_paged:.1%}, wasting {answer['waste_paged']} slots, under one block of 16 "
-                 f"per sequence)")
+    what = (f"reservation_waste({VLLM_LENGTHS}, max_len=2048, block_size=16) (max-length reservation keeps "
+            f"{kept_max:.1%} of the slots for tokens, as in the 20.4-38.2% vLLM measured for prior systems; "
+            f"paging keeps {kept_paged:.1%}, wasting {answer['waste_paged']} slots, under one block of 16 "
+            f"per sequence)")
+    expect_equal(sub.reservation_waste(VLLM_LENGTHS, 2048, 16), answer, what)
 
 
 @check("reservation_bad_arguments", points=1, hint="reservation_waste",
