@@ -91,6 +91,11 @@ def seq_len_around(rng: torch.Generator, window: int) -> int:
     return pick(rng, [between(rng, 1, window - 1), window, between(rng, window + 1, 8 * window)])
 
 
+def around_window(rng: torch.Generator, config: dict) -> dict:
+    """kv_cache_bytes's seq_len (below, at or above the config's window) and batch (1 to 32), drawn in that order."""
+    return {"seq_len": seq_len_around(rng, config["sliding_window"]), "batch": between(rng, 1, 32)}
+
+
 def expect_reference(sub, fn: str, config: dict, **kwargs) -> None:
     """The submission's `fn(config, **kwargs)` must equal the live reference's."""
     ref = reference("kv_cache")
@@ -127,8 +132,7 @@ def test_random_cache_bytes(sub, rng):
 def test_random_sliding_window(sub, rng):
     for _ in range(CASES):
         config = windowed_config(rng)
-        expect_reference(sub, "kv_cache_bytes", config, seq_len=seq_len_around(rng, config["sliding_window"]),
-                         batch=between(rng, 1, 32))
+        expect_reference(sub, "kv_cache_bytes", config, **around_window(rng, config))
 
 
 @check("random_hybrid_layers", points=9, hint="kv_cache_bytes",
@@ -136,8 +140,7 @@ def test_random_sliding_window(sub, rng):
 def test_random_hybrid_layers(sub, rng):
     for _ in range(CASES):
         config = hybrid_config(rng)
-        expect_reference(sub, "kv_cache_bytes", config, seq_len=seq_len_around(rng, config["sliding_window"]),
-                         batch=between(rng, 1, 32), dtype_bytes=pick(rng, [1, 2]))
+        expect_reference(sub, "kv_cache_bytes", config, **around_window(rng, config), dtype_bytes=pick(rng, [1, 2]))
 
 
 @check("random_max_concurrent", points=19, hint="max_concurrent_sequences",

@@ -59,6 +59,12 @@ def expect_answer(sub, key: str, fn: str, label: str, config: dict, **kwargs):
     return case["expected"]
 
 
+def expect_cache_bytes(sub, name: str, label: str, config: dict, seq_len: int, batch: int) -> None:
+    """kv_cache_bytes(config, seq_len=seq_len, batch=batch) against the golden cache.{name}.{seq_len}x{batch}."""
+    expect_answer(sub, f"cache.{name}.{seq_len}x{batch}", "kv_cache_bytes", label, config, seq_len=seq_len,
+                  batch=batch)
+
+
 def expect_names(sub, argument: str, fn: str, label: str, config: dict, **kwargs) -> None:
     """`fn(config, **kwargs)` must raise a ValueError whose message names `argument`."""
     what = call_text(fn, label, **kwargs)
@@ -116,7 +122,7 @@ def test_null_keys_are_absent(sub):
     config = {"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": None, "hidden_size": 64,
               "head_dim": None, "kv_lora_rank": None, "sliding_window": None, "layer_types": None}
     expect_answer(sub, "per_token.nulls", "kv_bytes_per_token", repr(config), config)
-    expect_answer(sub, "cache.nulls.40x3", "kv_cache_bytes", repr(config), config, seq_len=40, batch=3)
+    expect_cache_bytes(sub, "nulls", repr(config), config, 40, 3)
 
 
 @check("dtype_bytes", points=1, hint="kv_bytes_per_token",
@@ -176,8 +182,7 @@ def test_missing_config_keys(sub):
 @check("cache_bytes_batch", points=2, hint="kv_cache_bytes",
        title="kv_cache_bytes grows with seq_len and batch (Llama-3-8B, Llama-3-70B)")
 def test_cache_bytes_batch(sub):
-    expect_answer(sub, "cache.Llama-3-8B.8192x4", "kv_cache_bytes", "Llama-3-8B config", LLAMA3_8B,
-                  seq_len=8192, batch=4)
+    expect_cache_bytes(sub, "Llama-3-8B", "Llama-3-8B config", LLAMA3_8B, 8192, 4)
     expect_answer(sub, "cache.Llama-3-70B.3000x1.fp8", "kv_cache_bytes", "Llama-3-70B config", LLAMA3_70B,
                   seq_len=3000, batch=1, dtype_bytes=1)
 
@@ -186,15 +191,13 @@ def test_cache_bytes_batch(sub):
        title="a sliding-window model (Mistral-7B, window 4096) caches at most sliding_window tokens per sequence")
 def test_sliding_window_caps(sub):
     for seq_len, batch in ((32768, 2), (4097, 1), (4096, 3)):
-        expect_answer(sub, f"cache.Mistral.{seq_len}x{batch}", "kv_cache_bytes", "Mistral-7B-v0.1 config",
-                      MISTRAL_7B, seq_len=seq_len, batch=batch)
+        expect_cache_bytes(sub, "Mistral", "Mistral-7B-v0.1 config", MISTRAL_7B, seq_len, batch)
 
 
 @check("sliding_window_short_sequence", points=1, hint="kv_cache_bytes",
        title="a sequence shorter than the sliding window caches all of its tokens")
 def test_sliding_window_short_sequence(sub):
-    expect_answer(sub, "cache.Mistral.1000x3", "kv_cache_bytes", "Mistral-7B-v0.1 config", MISTRAL_7B,
-                  seq_len=1000, batch=3)
+    expect_cache_bytes(sub, "Mistral", "Mistral-7B-v0.1 config", MISTRAL_7B, 1000, 3)
 
 
 @check("hybrid_layer_types", points=2, hint="kv_cache_bytes",
@@ -205,8 +208,7 @@ def test_hybrid_layer_types(sub):
     # would keep 512 everywhere (26 x 512) and no window 26 x 32768
     for name, config, seq_len, batch in (("gemma-2-9b", GEMMA2_9B, 8192, 1), ("gemma-3-1b", GEMMA3_1B, 32768, 2),
                                          ("gpt-oss-20b", GPT_OSS_20B, 131072, 1)):
-        expect_answer(sub, f"cache.{name}.{seq_len}x{batch}", "kv_cache_bytes", f"{name} config", config,
-                      seq_len=seq_len, batch=batch)
+        expect_cache_bytes(sub, name, f"{name} config", config, seq_len, batch)
 
 
 @check("window_not_used", points=1, hint="kv_cache_bytes",
@@ -214,18 +216,15 @@ def test_hybrid_layer_types(sub):
 def test_window_not_used(sub):
     config = {"num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512,
               "sliding_window": 1024, "use_sliding_window": False}
-    expect_answer(sub, "cache.unused_window.4096x2", "kv_cache_bytes", repr(config), config, seq_len=4096, batch=2)
-    expect_answer(sub, "cache.Qwen2.5.config_json.32768x4", "kv_cache_bytes", "Qwen2.5-7B config.json",
-                  QWEN25_7B_HUB, seq_len=32768, batch=4)
-    expect_answer(sub, "cache.Qwen2.5.32768x4", "kv_cache_bytes", "Qwen2.5-7B config", QWEN25_7B,
-                  seq_len=32768, batch=4)
+    expect_cache_bytes(sub, "unused_window", repr(config), config, 4096, 2)
+    expect_cache_bytes(sub, "Qwen2.5.config_json", "Qwen2.5-7B config.json", QWEN25_7B_HUB, 32768, 4)
+    expect_cache_bytes(sub, "Qwen2.5", "Qwen2.5-7B config", QWEN25_7B, 32768, 4)
 
 
 @check("mla_cache_bytes", points=1, hint="kv_cache_bytes",
        title="kv_cache_bytes of DeepSeek-V3 at its full 163,840-token context")
 def test_mla_cache_bytes(sub):
-    expect_answer(sub, "cache.DeepSeek-V3.163840x2", "kv_cache_bytes", "DeepSeek-V3 config", DEEPSEEK_V3,
-                  seq_len=163840, batch=2)
+    expect_cache_bytes(sub, "DeepSeek-V3", "DeepSeek-V3 config", DEEPSEEK_V3, 163840, 2)
 
 
 @check("bad_seq_len", points=1, hint="kv_cache_bytes",
@@ -269,13 +268,12 @@ def test_concurrent_whole_sequences(sub):
 @check("concurrent_never_negative", points=1, hint="max_concurrent_sequences",
        title="max_concurrent_sequences is 0, never negative, when weights and reserved memory fill the GPU")
 def test_concurrent_never_negative(sub):
-    label = "Llama-3-70B config"
     # bf16 Llama-3-70B weights alone exceed an 80 GiB GPU
-    expect_answer(sub, "concurrent.Llama-3-70B.too_big", "max_concurrent_sequences", label, LLAMA3_70B,
-                  gpu_bytes=GPU_80GIB, weight_bytes=LLAMA3_70B_WEIGHTS, seq_len=8192)
+    expect_answer(sub, "concurrent.Llama-3-70B.too_big", "max_concurrent_sequences", "Llama-3-70B config",
+                  LLAMA3_70B, gpu_bytes=GPU_80GIB, weight_bytes=LLAMA3_70B_WEIGHTS, seq_len=8192)
     # weights fit on two GPUs, but the reserved memory takes the rest
-    expect_answer(sub, "concurrent.Llama-3-70B.reserved", "max_concurrent_sequences", label, LLAMA3_70B,
-                  gpu_bytes=2 * GPU_80GIB, weight_bytes=LLAMA3_70B_WEIGHTS, seq_len=8192,
+    expect_answer(sub, "concurrent.Llama-3-70B.reserved", "max_concurrent_sequences", "Llama-3-70B config",
+                  LLAMA3_70B, gpu_bytes=2 * GPU_80GIB, weight_bytes=LLAMA3_70B_WEIGHTS, seq_len=8192,
                   reserved_bytes=40 * GIB)
 
 
