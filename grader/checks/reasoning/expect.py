@@ -41,13 +41,18 @@ def calls_text(calls: list, label: str | None = None) -> str:
     return "; ".join(f"ledger.record({call_id!r}, {usage!r}, {seconds!r})" for call_id, usage, seconds in calls)
 
 
-def totals_difference(actual, expected: dict) -> str | None:
-    """None when `actual` has `expected`'s counts and seconds; otherwise the first difference, in words."""
+def keys_difference(actual, keys: tuple) -> str | None:
+    """None when `actual` is a dict with all of `keys`; otherwise what it lacks, in words."""
     if not isinstance(actual, dict):
         return f"returned {type_name(actual)}, expected a dict"
-    missing = [key for key in COUNT_KEYS + ("seconds",) if key not in actual]
-    if missing:
-        return f"the result has no {', '.join(map(repr, missing))}"
+    missing = [key for key in keys if key not in actual]
+    return f"the result has no {', '.join(map(repr, missing))}" if missing else None
+
+
+def totals_difference(actual, expected: dict) -> str | None:
+    """None when `actual` has `expected`'s counts and seconds; otherwise the first difference, in words."""
+    if (problem := keys_difference(actual, COUNT_KEYS + ("seconds",))) is not None:
+        return problem
     for key in COUNT_KEYS:
         if not is_number(actual[key]) or actual[key] != expected[key]:
             return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
@@ -132,11 +137,8 @@ def expect_value_error(fn, args: tuple, argument: str, what: str) -> None:
 
 def comparison_difference(actual, expected: dict) -> str | None:
     """None when `actual` equals the comparison `expected`; otherwise the first difference (p-value first)."""
-    if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict"
-    missing = [key for key in COMPARISON_KEYS if key not in actual]
-    if missing:
-        return f"the result has no {', '.join(map(repr, missing))}"
+    if (problem := keys_difference(actual, COMPARISON_KEYS)) is not None:
+        return problem
     if not close(actual["p_value"], expected["p_value"], "p_value"):
         return f"'p_value' = {actual['p_value']!r}, expected {expected['p_value']!r}"
     for key in ("accuracy_a", "accuracy_b"):
