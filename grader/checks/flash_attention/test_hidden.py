@@ -99,32 +99,32 @@ def test_memory_fresh_inputs(sub, rng):
     expect_small_footprint(sub, q, k, v, rows, case)
 
 
+def expect_reference_figures(sub, function: str, args: tuple) -> None:
+    """The submission's `function`(*args) gives the reference's figures (other keys of a dict are ignored)."""
+    got = getattr(sub, function)(*args)
+    want = getattr(reference("flash_attention"), function)(*args)
+    picked = {name: got[name] for name in want if name in got} if isinstance(got, dict) else got
+    expect_equal(picked, want, sub.last_call)
+
+
 @check("random_memory_bytes", points=7, hint="attention_memory_bytes",
        title="attention_memory_bytes on random sizes (tiles no larger than the sequence)")
 def test_random_memory_bytes(sub, rng):
-    ref = reference("flash_attention")
     for _ in range(20):
         # Tiles no larger than the sequences: whether a larger tile counts whole or clamped is left open.
         tq, tk = between(rng, 1, 2**17), between(rng, 1, 2**17)
         args = (tq, tk, pick(rng, HEAD_DIMS), between(rng, 1, min(tq, 1024)), between(rng, 1, min(tk, 1024)),
                 pick(rng, [1, 2, 4, 8]))
-        got = sub.attention_memory_bytes(*args)
-        want = ref.attention_memory_bytes(*args)
-        picked = {name: got[name] for name in want if name in got} if isinstance(got, dict) else got
-        expect_equal(picked, want, sub.last_call)
+        expect_reference_figures(sub, "attention_memory_bytes", args)
 
 
 @check("random_hbm_bytes", points=7, hint="attention_hbm_bytes",
        title="attention_hbm_bytes on random lengths, head dims, query blocks (some longer than n) and dtypes")
 def test_random_hbm_bytes(sub, rng):
-    ref = reference("flash_attention")
     for _ in range(20):
         n = between(rng, 1, 2**17)
         args = (n, pick(rng, HEAD_DIMS), between(rng, 1, 2 * min(n, 1024)), pick(rng, [1, 2, 4]))
-        got = sub.attention_hbm_bytes(*args)
-        want = ref.attention_hbm_bytes(*args)
-        picked = {name: got[name] for name in want if name in got} if isinstance(got, dict) else got
-        expect_equal(picked, want, sub.last_call)
+        expect_reference_figures(sub, "attention_hbm_bytes", args)
 
 
 @check("random_triton", points=7, hint="flash_attention_triton",
