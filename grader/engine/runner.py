@@ -1,7 +1,11 @@
 """Run the checks of some topics against one submission: pytest in-process, children from one warm zygote."""
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,13 +33,27 @@ def zygote() -> Zygote:
 
 
 def load_hypothesis_profile() -> None:
-    """No example database (no files written, no replay of old failures), no deadlines, no health checks."""
+    """No example database (no replay of old failures), no deadlines, no health checks, and hypothesis's storage in
+    a private folder (`_private_hypothesis_home`)."""
     import hypothesis
 
+    _private_hypothesis_home()
     hypothesis.settings.register_profile(
         "infergrade", database=None, deadline=None, print_blob=False,
         suppress_health_check=list(hypothesis.HealthCheck))
     hypothesis.settings.load_profile("infergrade")
+
+
+@functools.cache
+def _private_hypothesis_home() -> None:
+    """Hypothesis keeps the literal constants of every module loaded (the hidden checks', the reference's) in its
+    storage folder, `.hypothesis` in the working folder by default, which may be the submission's: it goes to a
+    folder of this process instead, named as a child's folder so that a killed run's is swept at the next start."""
+    from hypothesis import configuration
+
+    home = tempfile.mkdtemp(prefix=f"{folders.CHILD_FOLDER}{os.getpid()}-hypothesis-")
+    atexit.register(shutil.rmtree, home, True)
+    configuration.set_hypothesis_home_dir(home)
 
 
 @dataclass

@@ -28,7 +28,7 @@ SUBMISSION_BYTES = 32 * 2**20  # the copy of the submission folder; what is past
 SUBMISSION_FILES = 2048
 PAGE = 4096  # tmpfs keeps each file in whole pages
 HELD = "/.held"
-SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints")
+SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints", ".hypothesis")
 
 
 class MountError(OSError):
