@@ -219,3 +219,26 @@ def test_merge_refuses_a_results_file_that_is_not_one(graded, tmp_path):
     code, said = run(merge_cmd, broken, root / "shard-2", "--out", tmp_path / "out")
     assert code == 2 and str(broken / "ada.json") in said
     assert not (tmp_path / "out").exists()
+
+
+FORGERIES = {  # a results document that is valid on its own but not the one its shard graded
+    "seed": (lambda d: d.update(seed=d["seed"] + 1), "seed"),
+    "mode": (lambda d: d.update(mode="hidden"), "mode"),
+    "topics": (lambda d: d["topics"][0].update(id="latency"), "topics"),
+    "student": (lambda d: d["submission"].update(path=d["submission"]["path"].replace("ada", "bo")), "bo"),
+}
+
+
+@pytest.mark.parametrize("what", FORGERIES)
+def test_merge_refuses_a_results_file_its_shard_did_not_grade(graded, tmp_path, what):
+    """A document whose seed, mode or topics differ from its shard's manifest, or which grades another student's
+    upload (one copied over a classmate's file), is refused before anything is written."""
+    root, _ = graded
+    forged = copy_of(root, tmp_path, "shard-1")
+    doc = json.loads((forged / "ada.json").read_text())
+    change, named = FORGERIES[what]
+    change(doc)
+    (forged / "ada.json").write_text(json.dumps(doc))
+    code, said = run(merge_cmd, forged, root / "shard-2", "--out", tmp_path / "out")
+    assert code == 2 and str(forged / "ada.json") in said and named in said, said
+    assert not (tmp_path / "out").exists()

@@ -107,13 +107,27 @@ def read_results(shards: list[ShardFolder]) -> dict[str, str | None]:
                 continue
             try:
                 text = path.read_text()
-                wrong = problems(json.loads(text))
+                doc = json.loads(text)
+                wrong = problems(doc) or not_graded_by(s.manifest, name, doc)
             except ValueError as exc:  # not UTF-8, not JSON
                 wrong = [str(exc)]
             if wrong:
                 raise ValueError(f"{path} is not a valid results file ({wrong[0]})")
             texts[name] = text
     return texts
+
+
+def not_graded_by(manifest: batch.Manifest, name: str, doc: dict) -> list[str]:
+    """How a valid results document differs from what its shard graded: its seed, mode and topics, and the upload it
+    names (a classmate's document copied over this student's file); empty when it is this student's."""
+    graded = {"seed": manifest.seed, "mode": "hidden" if manifest.hidden else "public", "topics": manifest.topics}
+    recorded = {"seed": doc["seed"], "mode": doc["mode"], "topics": [t["id"] for t in doc["topics"]]}
+    wrong = [f"its {what} is {recorded[what]!r}, where the shard graded {graded[what]!r}"
+             for what in graded if recorded[what] != graded[what]]
+    owner = batch.student(Path(doc["submission"]["path"]))
+    if owner != name:
+        wrong.append(f"it grades the upload of {owner!r}, not of {name!r}")
+    return wrong
 
 
 def merge(folders: list[Path], out: Path) -> tuple[batch.Manifest, dict[str, dict | None]]:
