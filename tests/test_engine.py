@@ -180,3 +180,27 @@ def test_within_decides_python_numbers_as_it_decides_tensors(actual, expected, a
     """The shortcut for two Python numbers follows `outside`'s rule: NaN and infinity pass only where expected."""
     as_tensors = not bool(close.outside(close.as_float64(actual), close.as_float64(expected), atol, rtol).any())
     assert close.within(actual, expected, atol, rtol) is as_tensors
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.lists(st.integers(0, 3), max_size=4), target=st.lists(st.integers(0, 3), max_size=4))
+def test_broadcasts_to_agrees_with_torch(shape, target):
+    """close.broadcasts_to is torch.broadcast_shapes(shape, target) == target without torch's sympy import."""
+    import torch
+
+    try:
+        expected = torch.broadcast_shapes(tuple(shape), tuple(target)) == tuple(target)
+    except RuntimeError:
+        expected = False
+    assert close.broadcasts_to(tuple(shape), tuple(target)) == expected
+
+
+def test_a_check_imports_no_sympy(tmp_path):
+    """Comparing a reply imports nothing heavy: `within` on tensors of broadcast shapes leaves sympy unloaded."""
+    import subprocess
+
+    probe = ("import sys, torch\nfrom grader.engine.close import within\n"
+             "assert within(torch.ones(2, 3), torch.ones(3)) and not within(torch.ones(3), torch.ones(2, 3))\n"
+             "print('sympy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert done.stdout.split() == ["False"]

@@ -29,13 +29,16 @@ def within(actual, expected, atol: float = 0.0, rtol: float = 0.0) -> bool:
     if not isinstance(actual, torch.Tensor) and not isinstance(expected, torch.Tensor):
         return _number_within(_as_float(actual), _as_float(expected), atol, rtol)  # 30x faster than tensors
     a, e = as_float64(actual), as_float64(expected)
-    try:
-        shape = torch.broadcast_shapes(a.shape, e.shape)
-    except RuntimeError:
-        return False
-    if shape != a.shape or (a.numel() == 0) != (e.numel() == 0):  # [0, *S] against [*S] compares nothing
-        return False
+    if not broadcasts_to(e.shape, a.shape) or (a.numel() == 0) != (e.numel() == 0):  # [0, *S] against [*S]
+        return False                                                                     # compares nothing
     return not bool(outside(a, e, atol, rtol).any())
+
+
+def broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether a tensor of `shape` broadcasts to exactly `target` (torch.broadcast_shapes(shape, target) == target),
+    in plain Python: torch's own imports sympy on its first call, 0.4 s of a student's `check`."""
+    trailing = zip(reversed(shape), reversed(target))
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in trailing)
 
 
 def _number_within(a: float, e: float, atol: float, rtol: float) -> bool:
