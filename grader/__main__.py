@@ -1,3 +1,3 @@
-from grader.cli import main
+from grader.cli import command_line
 
-main(prog_name="infergrade")
+command_line()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader import interrupt
+from grader import interrupt, leaving
 
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 
@@ -393,10 +393,11 @@ def progress_cmd(submission: Path):
     click.echo(render(submission if submission.is_dir() else submission.resolve().parent))
 
 
-if __name__ == "__main__":
-    main()
-
-
 for _command in (instructor.grade_batch, instructor.merge_cmd, instructor.report_cmd, instructor.gradescope_cmd,
                  instructor.init_ci):
     main.add_command(_command)
+
+
+def command_line() -> None:
+    """The `infergrade` command (pyproject's script, `python -m grader`): `main`, left without the teardown."""
+    leaving.run_as_command(lambda: main(prog_name="infergrade"))

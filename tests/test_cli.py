@@ -1,6 +1,7 @@
 """The command line, end to end with click's CliRunner, and bad input of every kind."""
 import json
 import shutil
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -292,3 +293,24 @@ def test_a_check_waiting_on_another_function_hints_at_the_function_to_write():
     topic = {"id": "sampling", "status": "completed", "message": "", "score": 0, "max_score": 2, "checks": [waiting]}
     (line,) = [line for line in _topic_lines(topic, False, set()) if "NOT STARTED" in line]
     assert "infergrade hint sampling.filtered_probs" in line and "top_p_filter" not in line
+
+
+LEAVE = """
+import atexit, sys
+from grader.leaving import run_as_command
+atexit.register(lambda: open(sys.argv[1], "w").write("ran"))
+run_as_command(lambda: (print("said", end=""), sys.exit(sys.argv[2] if sys.argv[2] != "int" else 3)))
+"""
+
+
+@pytest.mark.parametrize("code, status", [("int", 3), ("a message", 1)])
+def test_the_command_line_leaves_with_its_status_after_its_exit_handlers(tmp_path, code, status):
+    """The command line skips the interpreter's teardown, never what the exit would have done: its exit handlers
+    run, its output is flushed, and sys.exit's status is kept (a message is printed and gives 1)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", LEAVE, str(tmp_path / "handler"), code], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert done.returncode == status and done.stdout == "said"
+    assert (tmp_path / "handler").read_text() == "ran"
+    assert (code == "a message") == ("a message" in done.stderr)
