@@ -83,7 +83,8 @@ def test_merged_shards_give_the_grades_and_report_of_one_run(graded):
     assert [r["student"] for r in rows(out / "grades.csv")] == ["ada", "bo", "ed"]
     assert {r["status"] for r in rows(out / "grades.csv")} == {"completed", "error"}
     assert 0 < float(rows(out / "grades.csv")[1]["total"]) < float(rows(out / "grades.csv")[0]["total"])
-    assert json.loads((out / "batch.json").read_text()) == json.loads((whole / "batch.json").read_text())
+    assert (out / "batch.json").read_bytes() == (whole / "batch.json").read_bytes()    # one class, one manifest
+    assert "(2 graded, 1 could not be graded, 0 not graded" in said, said              # ed's zip holds no module
     results = sorted(p.name for p in out.glob("*.json"))
     assert results == sorted(p.name for p in whole.glob("*.json")) == \
         ["ada.json", "batch.json", "bo.json", "ed.json"]

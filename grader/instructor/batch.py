@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -118,10 +119,18 @@ class Manifest:
                 if not 1 <= shard.index <= shard.count:
                     raise ValueError(f"shard {shard.label} is not one of {shard.count}")
             return cls(int(doc["seed"]), {"hidden": True, "public": False}[doc["mode"]], list(doc["topics"]),
-                       {str(k): float(v) for k, v in doc.get("max_scores", {}).items()}, shard,
+                       {str(k): _points(v) for k, v in doc.get("max_scores", {}).items()}, shard,
                        str(doc["tool"]["version"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a grade-batch manifest ({exc}): move it away or use another --out")
+
+
+def _points(value) -> int | float:
+    """A maximum as batch.json holds it, its type kept (105 stays 105: a merged manifest is written byte for byte as
+    one run's); TypeError for anything but a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TypeError(f"a maximum score is {value!r}, not a number")
+    return value
 
 
 def settle(manifest: Manifest | None, seed: int | None, hidden: bool | None, topics: list[str] | None,

@@ -152,7 +152,9 @@ def merge_cmd(shards, out: Path):
     graded = {name: doc for name, doc in docs.items() if doc is not None}
     if graded:
         click.echo(report.headline(report.shared_misconceptions(graded)))
-    click.echo(f"merged {len(shards)} shards: {len(docs)} submissions ({len(docs) - len(graded)} not graded), seed "
+    failed = sum(d["status"] != "completed" for d in graded.values())
+    click.echo(f"merged {len(shards)} shards: {len(docs)} submissions ({len(graded) - failed} graded, {failed} could "
+               f"not be graded, {len(docs) - len(graded)} not graded before their shard was stopped), seed "
                f"{manifest.seed}; wrote {out / 'grades.csv'}, {out / batch.MANIFEST}"
                f"{', ' + str(out / 'report.html') if graded else ''}", err=True)
     sys.exit(1 if any(d is None or d["status"] != "completed" for d in docs.values()) else 0)
