@@ -20,7 +20,11 @@ def simulate(requests, policy, max_num_seqs, cost, kv_blocks=None, block_size=16
 
     Rejection: a request with prompt_tokens + output_tokens > max_model_len, or one needing more than kv_blocks
     blocks at its end (ceil((prompt_tokens + output_tokens) / block_size)), ends "rejected" at its arrival:
-    finish = arrival, no token. Only the limits given apply.
+    finish = arrival, no token. Only the limits given apply. These rules are the simulator's: it knows each
+    request's true output length. vLLM refuses a request whose prompt plus *requested* max_tokens exceeds
+    max_model_len; with max_tokens unset it serves the request and stops it at max_model_len (finish reason
+    "length"). Nor does vLLM reject one request for the KV cache: it refuses to start when a request of
+    max_model_len tokens would not fit in the cache.
 
     Each step, at its start (time t):
       1. a request that has arrived (waiting or running) ends "cancelled" if cancel_at <= t, otherwise "timeout"
@@ -28,17 +32,23 @@ def simulate(requests, policy, max_num_seqs, cost, kv_blocks=None, block_size=16
          already produced stay in its record;
       2. the step's work for the running requests, in admission order: one decode token for each request that is
          past its prefill, then prompt (or recompute) tokens for the others, each taking what is left of
-         max_num_batched_tokens (no budget: every decode, every prompt whole);
+         max_num_batched_tokens (no budget: every decode, every prompt whole). This decodes-first order is vLLM
+         V0's and V1's documented one; V1's scheduler walks the running requests in admission order instead, and
+         with step 3's admission rule the two plan the same steps (only the request admitted last can still be
+         prefilling);
       3. admission from the front of the waiting queue (arrival order, equal arrivals in list order, preempted
          requests first) while fewer than max_num_seqs run, under "continuous" at every step, under "static"
          only when nothing runs; while budget is left, and only if the blocks the request will hold after this
          step fit in the blocks the running requests leave free: the first that does not fit stops admission;
       4. preemption, with kv_blocks: a request's cache holds ceil(tokens / block_size) blocks, tokens = prompt
          (or recompute) tokens processed since its admission + tokens it produced since. While the running
-         requests' blocks after the step exceed kv_blocks, the one admitted last is preempted: its blocks are
+         requests' blocks after the step exceed kv_blocks, the one admitted last is preempted (vLLM evicts the
+         lowest priority, which under first come, first served is the request admitted last): its blocks are
          freed, its preemptions count rises, it keeps its tokens, and it goes back to the front of the waiting
          queue (several in one step: in admission order); the work is planned again. Readmitted, it prefills its
-         prompt plus every token it produced before decoding on;
+         prompt plus every token it produced before decoding on. That is recompute preemption without a prefix
+         cache; vLLM V1's default prefix caching keeps the freed full blocks hashed, and a readmitted request
+         reuses those not yet given to another;
       5. the step lasts cost["base"] + cost["per_prefill_token"] * (prompt and recompute tokens it processes)
          + cost["per_decode_seq"] * (decode tokens it processes);
       6. at its end each decode gives its request the next token, and a request whose prompt (or recompute)

@@ -110,7 +110,11 @@ class Engine:
         return -(-tokens // self.block_size)
 
     def rejected(self, i):
-        """Whether request i is refused at its arrival: longer than max_model_len, or more than the cache holds."""
+        """Whether request i is refused at its arrival: longer than max_model_len, or more than the cache holds.
+
+        The simulator's rule, by the true output length: vLLM judges prompt + the requested max_tokens (unset, it
+        stops the request at max_model_len with "length"), and instead of rejecting a request for the cache it
+        refuses to start when a request of max_model_len tokens would not fit."""
         request = self.requests[i]
         tokens = request["prompt_tokens"] + request["output_tokens"]
         return ((self.max_model_len is not None and tokens > self.max_model_len)
@@ -123,17 +127,22 @@ class Engine:
         self.ended += 1
 
     def victim(self):
-        """The running request recompute preemption evicts: the one admitted last (vLLM's FCFS preemption)."""
+        """The running request recompute preemption evicts: the one admitted last (vLLM evicts the lowest priority,
+        which under FCFS is the request admitted last)."""
         return self.running[-1]
 
     def resume(self, i):
-        """Request i's state on admission: its prompt and every token it produced to (re)compute, an empty cache."""
+        """Request i's state on admission: its prompt and every token it produced to (re)compute, an empty cache
+        (no prefix cache: vLLM V1's default one keeps freed full blocks hashed, and a readmitted request reuses
+        those not yet reallocated)."""
         self.pending[i] = self.requests[i]["prompt_tokens"] + len(self.records[i]["token_times"])
         self.cached[i] = 0
 
     def plan(self, batch):
         """{request: tokens it processes this step}: one decode token per decoding request, then prompt or
-        recompute chunks, each in admission order, within the token budget."""
+        recompute chunks, each in admission order, within the token budget (vLLM V0's order and V1's docs; V1's
+        schedule() walks `running` in admission order, which plans the same steps because only the request
+        admitted last can still be prefilling: tests/topics/test_serving.py proves it on random workloads)."""
         if self.budget == math.inf:  # no budget: every decode, every prompt whole (the order does not matter)
             return {i: self.pending[i] or 1 for i in batch}
         work, left = {}, self.budget

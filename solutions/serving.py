@@ -48,7 +48,9 @@ def _early_end(request, t):
 
 
 def _rejected(request, kv_blocks, block_size, max_model_len):
-    """Whether a request is refused at arrival: longer than max_model_len, or more blocks than the cache has."""
+    """Whether a request is refused at arrival: longer than max_model_len, or more blocks than the cache has (the
+    simulator's rule, by the true output length; vLLM judges the requested max_tokens, and refuses to start rather
+    than reject a request for the cache)."""
     tokens = request["prompt_tokens"] + request["output_tokens"]
     too_long = max_model_len is not None and tokens > max_model_len
     return too_long or (kv_blocks is not None and math.ceil(tokens / block_size) > kv_blocks)
@@ -68,17 +70,20 @@ def _seats(running, policy, max_num_seqs):
 
 
 def _resume(state, request, record):
-    """A request's state on admission: its prompt and every token it already produced to (re)compute, no cache."""
+    """A request's state on admission: its prompt and every token it already produced to (re)compute, no cache
+    (no prefix cache here: vLLM V1's would still hold its freed full blocks until they are reused)."""
     state["todo"], state["cached"] = request["prompt_tokens"] + record["output_tokens"], 0
 
 
 def _victim(running):
-    """The running request recompute preemption evicts: the one admitted last."""
+    """The running request recompute preemption evicts: the one admitted last (vLLM's lowest priority under
+    first come, first served)."""
     return running[-1]
 
 
 def _plan(running, states, budget):
-    """{request: tokens it processes this step}: decodes first, then prompt chunks, each in admission order."""
+    """{request: tokens it processes this step}: decodes first, then prompt chunks, each in admission order (V1
+    walks `running` in admission order instead: the same plan, since only the last admitted can be prefilling)."""
     work, left = {}, budget
     for i in running:
         if states[i]["todo"] == 0 and left >= 1:

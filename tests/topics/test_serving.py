@@ -19,7 +19,7 @@ from grader.checks.serving.invariants import expect_engine_invariants, expect_li
 from grader.checks.serving.lesson import BUDGETS, CHUNK_SEATS, KV_LIMITS, KV_SEATS, SEATS, SLO, SPAN, lesson_requests
 from grader.checks.serving.lesson import COST as LESSON_COST
 from grader.checks.serving.logs import random_log, random_slo
-from grader.checks.serving.misconceptions import metrics_predictions, simulate_predictions
+from grader.checks.serving.misconceptions import engine_run, metrics_predictions, simulate_predictions
 from grader.checks.serving.records import (CONCURRENT, CONCURRENT_DURATION, EMPTY, EVEN, FAILED, SKEWED, SLO_DURATION,
                                            SLO_LOG, SLOS, TOKENS)
 from grader.checks.serving.test_public import code_records
@@ -150,6 +150,40 @@ def test_limited_workloads_preempt_reject_and_chunk_often():
     chunked = [(requests, limits["max_num_batched_tokens"]) for requests, *_, limits in runs
                if "max_num_batched_tokens" in limits]
     assert sum(any(q["prompt_tokens"] > budget for q in requests) for requests, budget in chunked) >= 5
+
+
+class RunningOrder(ref.Engine):
+    """vLLM V1's planning: walk the running requests in admission order, each taking what it still needs (a decode
+    token, or what is left of its prompt) from what is left of the budget, with no decodes-first pass."""
+
+    def plan(self, batch):
+        work, left = {}, self.budget
+        for i in batch:
+            if left >= 1:
+                work[i] = min(self.pending[i] or 1, left)
+                left -= work[i]
+        return work
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=seeds)
+def test_decodes_first_plans_the_same_steps_as_v1s_walk_in_admission_order(seed):
+    # the stub and the notebook say so: with admission only when a first chunk fits, at most the request admitted
+    # last is still prefilling, so decodes-first (vLLM V0, V1's docs) and V1's walk of `running` coincide
+    r = random.Random(seed)
+    requests, max_num_seqs, cost, limits = limited_case(r, r.random() < 0.5, kv=r.random() < 0.7, chunked=True,
+                                                        max_len=r.random() < 0.3)
+    policy = r.choice(["continuous", "static"])
+    walked = engine_run(ref, RunningOrder, requests, policy, max_num_seqs, cost, limits)
+    assert walked == ref.simulate(requests, policy, max_num_seqs, cost, **limits)
+
+
+@pytest.mark.parametrize("max_num_seqs, limits", [(CHUNK_SEATS, {"max_num_batched_tokens": 2048}),
+                                                  (KV_SEATS[1], KV_LIMITS)])
+def test_the_lessons_steps_are_the_same_in_v1s_order(max_num_seqs, limits):
+    requests = lesson_requests()
+    assert engine_run(ref, RunningOrder, requests, "continuous", max_num_seqs, LESSON_COST, limits) == \
+        ref.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits)
 
 
 @pytest.mark.parametrize("name, misconception", [("too_long", "admits_over_max_model_len"),

@@ -11,10 +11,12 @@ the gaps between tokens (ITL) and the end-to-end time; users feel the **tail** (
 whole batch to finish first. `max_num_seqs` caps the running batch: more seats cut the queueing before the first
 token, and every extra running sequence makes each step, and so every user's next token, a little slower. A real
 server manages its seats together with its other limits: the **KV cache** (`kv_blocks`: a request is admitted
-when its first chunk fits, and when the running requests outgrow the cache the one admitted last is preempted and
-later recomputes its cache), the **token budget** of a step (`max_num_batched_tokens`: chunked prefill splits long
-prompts across steps) and the model's **maximum length** (longer requests are rejected). Here you build the engine
-loop as a simulator and compute the metrics from its log.
+when its first chunk fits, and when the running requests outgrow the cache the one admitted last, the lowest
+priority under first come, first served, is preempted and later recomputes its cache), the **token budget** of a
+step (`max_num_batched_tokens`: chunked prefill splits long prompts across steps) and the model's **maximum
+length** (a longer request is rejected at its arrival; the simulator judges each request by its true output
+length, where a real server knows only the `max_tokens` it asks for). Here you build the engine loop as a
+simulator and compute the metrics from its log.
 
 Read every percentile with the **counts** beside it: latency statistics describe the requests that completed, and
 a server that times out its slow requests shows a better tail while serving fewer people.
@@ -28,8 +30,16 @@ A mixed workload (chat with short prompts, summaries with long prompts and short
 arriving at about 6 requests per second, run under continuous and static batching with `max_num_seqs` from 1 to
 64. Throughput rises until the engine keeps up, then levels off at the rate the requests arrive (the dashed line:
 output tokens asked for per second of arrivals; measured up to the last finish, the drain included, the plateau
-sits a little below it); the queueing before the first token (TTFT p99) falls; what the larger batch costs is the
-pace of every stream (ITL and TPOT p99 rise).
+sits a little below it); the queueing before the first token (TTFT p99) falls.
+
+The right panel separates two causes of slower streams under continuous batching. The batch itself: every
+running sequence adds `per_decode_seq` to a step, yet with prefill priced at 0 (dotted) ITL p99 rises only from
+0.008 to 0.012 s between 1 and 64 seats. The rest of the rise of ITL p99 (to 0.058 s, about seven times) is prefill
+stalls: a summary's prompt of up to 3,000 tokens is prefilled whole in one step, every running stream waits
+through that step, and with more seats more streams are running when a newcomer is admitted. That is lesson 3's
+mechanism, which chunked prefill bounds, not a cost of the batch size. TPOT p99 (dashed) spreads a request's
+stalls over all its tokens: 0.008 to 0.017 s, the slowdown one stream feels over a whole answer. Under static
+batching nobody is admitted while others stream, so its ITL p99 is the batch's cost alone.
 """, """
 import random
 
@@ -53,12 +63,23 @@ for policy, style in (("continuous", "-o"), ("static", "--s")):
         rows.append((m["output_throughput"], m["ttft"]["p99"], m["itl"]["p99"], m["tpot"]["p99"]))
     left.plot(seats, [row[0] for row in rows], style, label=policy)
     middle.plot(seats, [row[1] for row in rows], style, label=policy)
-    right.plot(seats, [row[2] for row in rows], style, label=f"ITL p99, {policy}")
-    right.plot(seats, [row[3] for row in rows], style, alpha=0.5, label=f"TPOT p99, {policy}")
+    if policy == "continuous":
+        itl, tpot = [row[2] for row in rows], [row[3] for row in rows]
+    else:
+        static_itl = [row[2] for row in rows]
+free_prefill = {**cost, "per_prefill_token": 0.0}
+itl_free = []
+for n in seats:
+    records = impl.simulate(requests, "continuous", n, free_prefill)
+    itl_free.append(impl.serving_metrics(records, max(r["finish"] for r in records))["itl"]["p99"])
+right.plot(seats, itl, "-o", color="tab:blue", label="ITL p99, continuous")
+right.plot(seats, itl_free, ":^", color="tab:green", label="ITL p99, continuous, prefill priced at 0")
+right.plot(seats, tpot, "--D", color="tab:purple", label="TPOT p99, continuous")
+right.plot(seats, static_itl, "-.s", color="tab:orange", label="ITL p99, static")
 left.axhline(offered, color="gray", linestyle=":", label="arrival rate")
 left.set(ylabel="output tokens / s", title="throughput saturates at the arrival rate")
 middle.set(yscale="log", ylabel="TTFT p99 (s)", title="more seats: less queueing")
-right.set(ylabel="seconds", title="more seats: slower streams")
+right.set(ylabel="seconds", title="the ITL rise is prefill stalls, not batch size")
 for ax in (left, middle, right):
     ax.set(xscale="log", xlabel="max_num_seqs")
     ax.set_xticks(seats, [str(n) for n in seats])
@@ -66,6 +87,8 @@ for ax in (left, middle, right):
     ax.legend(fontsize=7)
 fig.tight_layout()
 plt.show()
+print(f"continuous, {seats[0]} to {seats[-1]} seats: ITL p99 {itl[0]:.3f} -> {itl[-1]:.3f} s, "
+      f"with prefill priced at 0 {itl_free[0]:.3f} -> {itl_free[-1]:.3f} s, TPOT p99 {tpot[0]:.3f} -> {tpot[-1]:.3f} s")
 """),
     ("""
 ### Lesson 1: a better p99 from the requests that gave up
@@ -73,7 +96,9 @@ plt.show()
 The public lesson's workload (`grader/checks/serving/lesson.py`): one minute of chat (3-s timeout, some
 cancellations) and a coding agent's long requests. At 4 seats about half the requests time out, and the p99 TTFT
 of those that complete looks *better* than at 8 seats. Counting each timed-out request's wait until it gave up,
-or reading the counts and goodput (TTFT within 1 s, per second), shows the truth.
+or reading the counts and goodput (TTFT within 1 s, per second), shows the truth. That censored p99 is itself a
+lower bound: a request that gave up at its timeout would have waited at least that long for its first token,
+maybe far longer, and the log cannot say how much more.
 """, """
 import numpy as np
 
@@ -95,7 +120,8 @@ for n in lesson.SEATS:
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 x = range(len(labels))
 left.bar([i - 0.2 for i in x], completed, width=0.4, label="p99 TTFT, completed requests only")
-left.bar([i + 0.2 for i in x], censored, width=0.4, label="p99 wait, timed-out requests counted")
+left.bar([i + 0.2 for i in x], censored, width=0.4,
+         label="p99 wait, timed-out requests counted (a lower bound)")
 left.set_xticks(list(x), labels)
 left.set(ylabel="seconds", title="the tail with and without the requests that gave up")
 left.legend(fontsize=8)
@@ -110,8 +136,12 @@ plt.show()
 
 The same workload with a cache of 2,400 blocks of 16 tokens and chunked prefill (2,048 tokens a step). A request
 is admitted when its first chunk fits; once the running requests outgrow the cache, the one admitted last is
-preempted and must later prefill its prompt and its tokens again. Past the seats the cache holds, preemptions
-(red, right axis) climb and the recomputation eats the steps: throughput (blue) falls.
+preempted (vLLM evicts the lowest priority, which under first come, first served is the request admitted last) and
+must later prefill its prompt and its tokens again. Past the seats the cache holds, preemptions (red, right axis)
+climb and the recomputation eats the steps: throughput (blue) falls. That the evicted request recomputes
+everything is this exercise's convention, vLLM's with prefix caching off. vLLM V1 turns prefix caching on by
+default: the full blocks a preempted request frees stay in the cache, hashed, until another request needs the
+space, and when it is readmitted it reuses those still there, so its recomputation can be much shorter than here.
 """, """
 seats = [2, 4, 6, 8, 12]
 mine = impl.simulate is not getattr(ref, "simulate", None)
@@ -136,31 +166,44 @@ ax.grid(alpha=0.3)
 plt.show()
 """),
     ("""
-### Lesson 3: chunked prefill trades the long prompts' TTFT for everyone's ITL
+### Lesson 3: chunked prefill trades TTFT for everyone's ITL
 
 At 12 seats without a token budget, each code prompt is prefilled in one step of up to half a second that every
 running stream waits through. A budget bounds every step; the long prompts now take several steps, each paying
-the step's overhead and sharing the budget with the decodes, so their first token comes later. A budget above the
-longest prompt bounds nothing: at 8,192 tokens a step holds one code prompt and the start of the next, and the
-stalls grow.
+the step's overhead and sharing the budget with the decodes, so their first token comes later. The short requests
+pay as well: while a long prompt's chunks fill the budget nobody else is admitted, so a chat that arrives then waits
+for that prompt's last chunk. The chat requests' TTFT p99 rises from 1.80 s without a budget to 2.17 s at 2,048
+tokens. A budget above the longest prompt bounds nothing: at 8,192 tokens a step holds one code prompt and the
+start of the next, and the stalls grow.
+
+The exercise plans a step's budget decodes first, then prompt chunks, both in admission order: the policy of
+vLLM V0's chunked prefill, and the one vLLM V1's documentation describes. V1's scheduler itself walks its running
+requests in admission order and gives each what it still needs from the budget. Because a request is admitted only
+when its first chunk fits, at most one running request is still prefilling, the one admitted last, so the two
+orders plan the same steps here.
 """, """
 budgets = [None, 8192, 4096, 2048, 1024, 512]
-itl, code_ttft = [], []
+itl, code_ttft, chat_ttft = [], [], []
 for budget in budgets:
     records = impl.simulate(workload, "continuous", lesson.CHUNK_SEATS, lesson.COST, max_num_batched_tokens=budget)
     itl.append(impl.serving_metrics(records, lesson.SPAN)["itl"]["p99"])
     code = [r for r in records if r["id"].startswith("code-")]
+    chat = [r for r in records if r["id"].startswith("chat-")]
     code_ttft.append(impl.serving_metrics(code, lesson.SPAN)["ttft"]["mean"])
+    chat_ttft.append(impl.serving_metrics(chat, lesson.SPAN)["ttft"]["p99"])
 names = ["none" if b is None else str(b) for b in budgets]
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 left.plot(names, itl, "-o")
 left.set(xlabel="max_num_batched_tokens", ylabel="seconds", title="ITL p99, every request")
-right.plot(names, code_ttft, "-o", color="tab:orange")
-right.set(xlabel="max_num_batched_tokens", ylabel="seconds", title="mean TTFT of the long code prompts")
+right.plot(names, code_ttft, "-o", color="tab:orange", label="mean TTFT, long code prompts")
+right.plot(names, chat_ttft, "--s", color="tab:green", label="TTFT p99, short chat prompts")
+right.set(xlabel="max_num_batched_tokens", ylabel="seconds", title="a budget delays first tokens, short ones too")
+right.legend(fontsize=8)
 for ax in (left, right):
     ax.grid(alpha=0.3)
 fig.tight_layout()
 plt.show()
+print(f"chat TTFT p99: {chat_ttft[0]:.2f} s without a budget, {chat_ttft[budgets.index(2048)]:.2f} s at 2048 tokens")
 """),
 ]
 
@@ -168,8 +211,17 @@ CLOSING = """
 This simulator prices a step with three illustrative numbers; it is not a measurement of your server. A real
 engine's step cost depends on the kernels, the attention lengths, the batch shape and the hardware, and the
 lessons' figures (the 4-seat survivorship, the thrashing at 8 seats, the budget that balances ITL against TTFT)
-move with the workload and the costs: measure your own server under your own traffic before you tune it. The
-simulator models recompute preemption only (no swapping, no prefix cache, no speculative tokens), one model
-replica, and no network or tokenizer time. And whatever the tool, read the counts and goodput before the
-percentiles: a latency statistic describes only the requests that completed.
+move with the workload and the costs: measure your own server under your own traffic before you tune it. Until
+you have run that hardware experiment yourself, state what you expect as mechanisms and assumptions ("a token
+budget bounds every step, so long prompts should stall the streams less, if prefill dominates the step"), not as
+results. A capability a framework documents (a feature, a throughput figure from its own benchmark) is not your
+measurement either: it was measured on someone else's hardware, model and traffic, and the supported features
+change from version to version. Judge a deployment by what its users' tasks get (requests completed in time,
+goodput), not by the speed of one kernel or one request's tokens per second.
+
+The simulator follows one system's conventions where systems differ: vLLM V1's scheduler with prefix caching
+off (recompute preemption, no swapping, no speculative tokens), a length limit checked against the true output
+length (a server knows only the max_tokens a request asks for), one model replica, and no network or tokenizer
+time. And whatever the tool, read the counts and goodput before the percentiles: a latency
+statistic describes only the requests that completed.
 """
