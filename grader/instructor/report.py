@@ -7,6 +7,7 @@ import base64
 import html
 import io
 import json
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,6 +105,31 @@ def misconceptions_by_student(docs: dict[str, dict]) -> dict[str, list[str]]:
     return found
 
 
+def summary(docs: dict[str, dict]) -> str:
+    """How many submissions, the median score of those graded in full (an even count's is the mean of the middle two),
+    and who that median leaves out."""
+    graded = [100 * d["score"] / d["max_score"] for d in docs.values()
+              if d["status"] == "completed" and d["max_score"] > 0]
+    median = (f"median score {statistics.median(graded):.1f}% over the {len(graded)} graded in full"
+              if graded else "no submission was graded in full")
+    left_out = len(docs) - len(graded)
+    return f"{len(docs)} submissions; {median}" + (f"; {left_out} left out of it: they could not be graded fully "
+                                                   f"(listed below)" if left_out else "")
+
+
+def heading(docs: dict[str, dict]) -> str:
+    """What the report is of: the topics, mode, seed, grading dates and grader version its results record."""
+    def listed(values) -> str:
+        return " and ".join(str(v) for v in sorted(set(values), key=str)) or "none"
+
+    topics = {t["id"] for d in docs.values() for t in d["topics"]}
+    dates = sorted({d["started_at"][:10] for d in docs.values()})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}" if dates else "never"
+    return (f"{', '.join(sorted(topics, key=_course_rank)) or 'no topic'}; {listed(d['mode'] for d in docs.values())}"
+            f" mode; seed {listed(d['seed'] for d in docs.values())}; graded {when}; infergrade "
+            f"{listed(d['tool']['version'] for d in docs.values())}")
+
+
 def seeds(docs: dict[str, dict]) -> Counter:
     """How many submissions were graded with each seed (a class is graded with one)."""
     return Counter(doc["seed"] for doc in docs.values())
@@ -126,6 +152,7 @@ def score_histograms(docs: dict[str, dict]) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     by_topic = defaultdict(list)
     for doc in docs.values():
@@ -141,6 +168,7 @@ def score_histograms(docs: dict[str, dict]) -> str:
         ax.set_title(f"{topic} (n={len(by_topic[topic])})", fontsize=9)
         ax.set_xlabel("score, % of the topic's maximum", fontsize=8)
         ax.set_ylabel("students", fontsize=8)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted in whole ones
     for ax in list(axes.flat)[len(topics):]:
         ax.axis("off")
     fig.suptitle("Scores per topic, in course order")
@@ -156,6 +184,7 @@ def grading_times(docs: dict[str, dict]) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     graded = [doc for doc in docs.values() if doc["status"] == "completed"]  # an error's time means nothing
     per_topic = defaultdict(list)
@@ -167,6 +196,7 @@ def grading_times(docs: dict[str, dict]) -> str:
     left.set_title(f"Time to grade one submission (n={len(graded)})", fontsize=10)
     left.set_xlabel("seconds")
     left.set_ylabel("submissions")
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
     names = sorted(per_topic, key=_course_rank, reverse=True)  # the first topic of the course on top
     right.boxplot([per_topic[t] for t in names], vert=False)
     right.set_yticks(range(1, len(names) + 1), names, fontsize=8)
@@ -213,10 +243,7 @@ def render(docs: dict[str, dict], anonymous: bool = False) -> str:
         f"<td>{f'<code>infergrade hint {e(s.hint)}</code>' if s.hint else ''}</td></tr>" for s in shared)
     checks = "".join(f"<tr><td>{r.failed}</td><td>{r.not_started}</td><td>{r.passed}</td><td>{r.students}</td>"
                      f"<td><code>{e(r.id)}</code></td><td>{e(r.title)}</td></tr>" for r in pass_rates(docs))
-    scores = [doc["score"] / doc["max_score"] for doc in docs.values() if doc["max_score"] > 0]
     lost = ungradable(docs)
-    median = f"median score {100 * sorted(scores)[len(scores) // 2]:.0f}%" if scores else "no score"
-    summary = f"{len(docs)} submissions; {median}; {len(lost)} could not be graded fully"
     warning = seed_warning(docs)
     if anonymous:
         lost_section = f"<p>{len(lost)} submissions (names and reasons are left out of this shareable report).</p>"
@@ -239,9 +266,11 @@ body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; c
 table {{ border-collapse: collapse; width: 100%; font-size: 0.9em; }}
 td, th {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }}
 </style></head><body>
+<h1>Class report</h1>
+<p id="heading">{e(heading(docs))}</p>
 <p id="headline">{e(headline(shared))}</p>
 {f'<p id="warning">{e(warning)}</p>' if warning else ''}
-<p id="summary">{e(summary)}</p>
+<p id="summary">{e(summary(docs))}</p>
 <h2>Misconceptions the class shares</h2>
 <table id="misconceptions"><tr><th>share</th><th>students</th><th>topic</th><th>misconception</th>
 <th>what it means</th><th>hint</th></tr>{rows}</table>
