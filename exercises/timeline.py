@@ -92,7 +92,9 @@ def session_timeline(model, hw, events, prefix_cache=True):
             {"kind": "tool" | "network", "seconds": s}     s >= 0: a wait;
             {"kind": "compact", "summary_tokens": k, "tokens": m}   m >= 1, k >= 0: compression. One generate of
                 m tokens over the current context, as above, after which the context is replaced by the k summary
-                tokens, none of them computed (the summary is a new prefix: no cache holds it yet).
+                tokens, none of them computed (the summary is a new prefix: no cache holds it yet). That is this
+                exercise's model: a real compaction keeps the system prompt and tool definitions in front of the
+                summary, and those still hit; the cache stops matching from the summary on.
         prefix_cache: whether computed context is kept between generate events.
     Returns:
         {"segments": [{"kind": "prefill" | "decode" | "tool" | "network" | "compact", "start", "end"}, ...] in

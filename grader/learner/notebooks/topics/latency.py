@@ -66,11 +66,17 @@ print(f"running the searches in parallel saves {change['saving']:.1f} s")
 ]
 
 CLOSING = """
-A critical path tells where the time of a task goes, not whether its answer is right: a faster chain that skips
-the test run finishes sooner and knows less. The graph is only as true as its durations and its edges: the
-durations here are given, not measured, a real step varies from run to run (read medians and tails over many
-runs), and an edge recorded as a habit may hide a need nobody wrote down, which only the outputs can tell. A
-saving computed by `what_if` is a prediction for one change; `attribute` credits a measured saving only when one
-setting changed between the runs, and even then it says how much faster, not why, nor that the result is as
-good as before.
+What to optimise is the total time of tasks that succeed, not an isolated token metric: a faster first token, a
+higher tokens per second or a better cache hit rate matters only as far as it shortens finished, correct tasks. A
+critical path tells where the time of a task goes, not whether its answer is right: cutting a needless round trip
+can help, but a faster chain that skips the test run finishes sooner and knows less, and a task that then fails
+has taken all of its time for nothing. Look at where the path spends its time before choosing what to change:
+when the agent mostly waits on the test environment (a slow build, a long test suite, a flaky service), tuning
+sampling or the prompt cache is not the valuable change, because those steps are not on the path; the tests are.
+
+The graph is only as true as its durations and its edges: the durations here are given, not measured, a real step
+varies from run to run (read medians and tails over many runs), and an edge recorded as a habit may hide a need
+nobody wrote down, which only the outputs can tell. A saving computed by `what_if` is a prediction for one change;
+`attribute` credits a measured saving only when one setting changed between the runs, and even then it says how
+much faster, not why, nor that the result is as good as before.
 """

@@ -14,9 +14,11 @@ each sequence's own K/V, never does; the whole-step figure says which of the two
 An agent session chains calls with tool runs and network waits. Each new call must prefill what was added since
 the last one; with a **prefix cache** the earlier context stays computed and only the new tokens are prefilled,
 without one the whole conversation is recomputed every time. **Compaction** (compression) spends one call to
-summarise the context, then replaces the context by the summary: the cache no longer matches that new prefix, so
-the next prefill starts cold, but every later decode step and prefill reads a far shorter context. **Parallel
-tool calls** shorten only the waits. Each optimisation shortens its own segment. What to measure depends on the
+summarise the context, then replaces the context by the summary: the cache no longer matches from the summary on,
+so the next prefill recomputes the summary, but every later decode step and prefill reads a far shorter context.
+(The model here replaces the whole context, so that prefill starts cold; a real compaction keeps the system prompt
+and the tool definitions in front of the summary, and those blocks still hit.) **Parallel tool calls** shorten
+only the waits. Each optimisation shortens its own segment. What to measure depends on the
 shape of the session: TTFT for long inputs, decode speed for long outputs, and the waits for tool-heavy agents.
 """
 
@@ -121,7 +123,13 @@ This timeline is a roofline model, not a measurement. It assumes every pass runs
 FLOP/s or bandwidth, that a whole step is bound by one of the two, that batch-1 decode has the GPU to itself, and
 that nothing else runs: no kernel launch overheads, no scheduler, no queueing behind other users, no network
 jitter, no sampling or detokenisation time. Its value is in telling which segment an optimisation can shorten and
-by roughly how much; how long your session really takes comes only from timing it on your hardware and serving
-stack. Nor does it say anything about the answer: a compacted context is faster to read, and it may have dropped
-the one detail the next step needed.
+by roughly how much; you need no production serving stack to use it that way.
+
+So state what it shows as a testable performance hypothesis, not as a result: "with a prefix cache, this
+session's later prefills should shrink to the new tokens, and its total should fall by about this much; timing
+the session with the cache on and off will tell". How long your session really takes comes only from timing it on
+your hardware and serving stack. And a speed-up found for one session does not carry over to every task: the
+prefix cache saves about 15% of the tool-heavy session above and nothing of the two single-call sessions, and a
+task with other input lengths, output lengths or tool waits gains its own share. Nor does the timeline say anything about the answer: a compacted context is
+faster to read, and it may have dropped the one detail the next step needed.
 """
