@@ -42,6 +42,7 @@ def autograder_zip():
     done = subprocess.run([sys.executable, "-m", "grader", "gradescope", out, "--topic", "sampling"],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)  # this checkout's grader
     assert done.returncode == 0, done.stderr
+    (folder / "said.txt").write_text(done.stdout)  # what the instructor is told: the total points to set
     yield out
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -151,11 +152,14 @@ def test_the_zip_holds_the_two_scripts_at_its_root_and_the_grader_source(autogra
     assert "--hidden --format gradescope" in run and "--topic sampling" in run
 
 
-def test_a_nested_solution_gets_full_marks_with_hidden_checks_after_publishing(grading_root, zip_python):
+def test_a_nested_solution_gets_full_marks_with_hidden_checks_after_publishing(grading_root, zip_python,
+                                                                              autograder_zip):
     done, doc = run_autograder(grading_root, zip_python, {"upload/hw1/sampling.py": SAMPLING})
     assert "the one folder below it that does" in done.stderr
     assert doc["extra_data"]["infergrade_status"] == "completed" and doc["extra_data"]["mode"] == "hidden"
     assert doc["score"] == doc["extra_data"]["max_score"] == sum(t["max_score"] for t in doc["tests"]) > 0
+    said = (autograder_zip.parent / "said.txt").read_text()  # the total `gradescope` told the instructor to set
+    assert f"total points on Gradescope to {doc['score']:g} " in said, said
     assert all(t["status"] == "passed" for t in doc["tests"])
     visibility = {t["visibility"] for t in doc["tests"] if "hidden" in t["tags"]}
     assert visibility == {"after_published"}

@@ -208,8 +208,11 @@ def gradescope_cmd(out: Path, topics, deadline: float, leaderboard: bool, force:
         names = autograder.write_zip(out, list(topics and chosen), deadline, leaderboard)
     except (FileNotFoundError, LookupError) as exc:
         raise click.UsageError(exc.args[0]) from None
+    total = sum(batch.topic_points(chosen, hidden=True).values())
     click.echo(f"wrote {out}: setup.sh, run_autograder and {len(names) - 2} source files; grades "
                f"{', '.join(chosen)} with the hidden checks")
+    click.echo(f"set the assignment's total points on Gradescope to {total:g} (the public and hidden checks of "
+               f"{'these topics' if len(chosen) > 1 else chosen[0]})")
     click.echo(f"upload it on Gradescope (Configure Autograder, zip file) and set the autograder timeout above "
                f"{deadline + autograder.HARD_MARGIN_S:g} s", err=True)
 
