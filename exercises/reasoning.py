@@ -22,37 +22,45 @@ class UsageLedger:
         The shape is told apart by the keys of `usage`, in this order:
         - OpenAI Chat Completions (has "prompt_tokens"): "prompt_tokens", "completion_tokens", and optional
           "prompt_tokens_details": {"cached_tokens", "cache_write_tokens"}, "completion_tokens_details":
-          {"reasoning_tokens"}. prompt_tokens INCLUDES the cached tokens and the cache writes; completion_tokens
-          INCLUDES the reasoning tokens.
-        - Google Gemini (has "prompt_token_count"): "prompt_token_count" INCLUDES "cached_content_token_count";
-          "thoughts_token_count" is NOT inside "candidates_token_count" and is billed as output beside it
-          (reasoning = the thoughts); "tool_use_prompt_token_count" is billed as input.
+          {"reasoning_tokens"}. prompt_tokens INCLUDES the cached tokens; completion_tokens INCLUDES the reasoning
+          tokens.
+        - Google Gemini (has "prompt_token_count", or one of the camelCase keys of Gemini's REST API and of the
+          SDK's `model_dump(by_alias=True)`: "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount",
+          "cachedContentTokenCount", "toolUsePromptTokenCount", which mean the same as their snake_case names):
+          "prompt_token_count" INCLUDES "cached_content_token_count"; "thoughts_token_count" is NOT inside
+          "candidates_token_count" and is billed as output beside it (reasoning = the thoughts);
+          "tool_use_prompt_token_count" is billed as input.
         - Anthropic Messages (has a "cache_read_input_tokens", "cache_creation_input_tokens" or "cache_creation"
-          key, even with a null value; looked at before the next rule, because Anthropic's SDK also returns
-          "output_tokens_details"): "input_tokens" EXCLUDES both cache counts (they are billed apart: reads
-          cheaper, writes dearer); "cache_creation": {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}
-          breaks the writes down and gives them when "cache_creation_input_tokens" is absent or null;
-          "output_tokens" includes any thinking, which newer responses report as
-          "output_tokens_details": {"thinking_tokens"} (older ones do not: their reasoning counts 0).
+          key, even with a null value, or "output_tokens_details": {"thinking_tokens"}, a count only Anthropic
+          reports; looked at before the next rule, because Anthropic's SDK also returns "output_tokens_details"):
+          "input_tokens" EXCLUDES both cache counts (they are billed apart: reads cheaper, writes dearer);
+          "cache_creation": {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"} breaks the writes down and
+          gives them when "cache_creation_input_tokens" is absent or null; "output_tokens" includes any thinking,
+          which newer responses report as "output_tokens_details": {"thinking_tokens"} (older ones do not: their
+          reasoning counts 0).
         - OpenAI Responses (has "input_tokens_details" or "output_tokens_details"): "input_tokens",
           "output_tokens", "input_tokens_details": {"cached_tokens", "cache_write_tokens"},
-          "output_tokens_details": {"reasoning_tokens"}. input_tokens INCLUDES cached_tokens and
-          cache_write_tokens; output_tokens INCLUDES reasoning_tokens.
+          "output_tokens_details": {"reasoning_tokens"}. input_tokens INCLUDES cached_tokens; output_tokens
+          INCLUDES reasoning_tokens.
         OpenAI's cache_write_tokens are input written to the cache: they count as cache writes, not as input.
+        Whether OpenAI's input total holds them, apart from cached_tokens, is not documented: this ledger ASSUMES
+        it does, so the input billed at the full price is the total less the cached tokens and the writes, and 0
+        when those two exceed the total (another reading allows such counts, so they are not rejected).
         Other keys ("total_tokens", "audio_tokens", "service_tier", ...) are ignored. A detail object or a
         detail count that is absent or null counts 0. The dict may come from `.model_dump()` (null fields
-        kept), `.model_dump(exclude_none=True)`, `.to_dict()` or parsed JSON: any of them is accepted while a
-        key above tells the shape.
+        kept), `.model_dump(exclude_none=True)`, `.model_dump(by_alias=True)`, `.to_dict()`, `.to_json_dict()` or
+        parsed JSON: any of them is accepted while a key above tells the shape.
 
         Raises ValueError:
         - naming `call_id` when that id is already recorded (a retried call is recorded under its own id);
         - naming `usage` when no key above tells the shape (say "input_tokens" and "output_tokens" alone): whether
           input_tokens includes cached input depends on the provider, so the shape must be known;
         - naming the count when a required top-level count (the input and output totals; for Gemini
-          prompt_token_count and candidates_token_count) is missing, null or negative;
-        - naming the detail (`cached_tokens`, `cache_write_tokens`, `reasoning_tokens`, `thinking_tokens`,
-          `cached_content_token_count`) when it is larger than the total it is part of, and any count when it is
-          negative;
+          prompt_token_count and candidates_token_count, in either spelling) is missing, null or negative; where
+          the missing or null count is the one that tells the shape (Gemini's prompt_token_count), naming `usage`
+          is right too;
+        - naming the detail (`cached_tokens`, `reasoning_tokens`, `thinking_tokens`, `cached_content_token_count`)
+          when it is larger than the total it is part of, and any count when it is negative;
         - naming `seconds` when it is negative.
         A rejected call changes nothing: it is not counted.
         """

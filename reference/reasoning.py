@@ -44,41 +44,56 @@ def part_of(part, part_key, total, total_key):
 
 
 ANTHROPIC_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
+# Gemini's REST API (and the SDK's model_dump(by_alias=True)) spells its counts in camelCase; they mean the same.
+GEMINI_CAMEL_CASE = {"promptTokenCount": "prompt_token_count", "candidatesTokenCount": "candidates_token_count",
+                     "thoughtsTokenCount": "thoughts_token_count",
+                     "cachedContentTokenCount": "cached_content_token_count",
+                     "toolUsePromptTokenCount": "tool_use_prompt_token_count"}
+
+
+def reports_thinking(usage):
+    """Whether the usage has output_tokens_details.thinking_tokens, a count only Anthropic reports."""
+    details = usage.get("output_tokens_details")
+    return isinstance(details, dict) and "thinking_tokens" in details
 
 
 def provider_of(usage):
-    """Which API returned this usage object, told apart by its keys (CONTRACTS.md section 11, in that order).
+    """Which API returned this usage object, told apart by its keys (CONTRACTS.md section 11).
 
-    Anthropic is judged by its cache keys before the Responses detail keys: Anthropic's SDK also emits
-    `output_tokens_details`, so that key alone does not mean OpenAI Responses.
+    Anthropic is judged by its cache keys and its thinking count before the Responses detail keys: Anthropic's SDK
+    also emits `output_tokens_details`, so that key alone does not mean OpenAI Responses.
     """
     if "prompt_tokens" in usage:
         return "openai_chat"
-    if "prompt_token_count" in usage:
+    if "prompt_token_count" in usage or any(key in usage for key in GEMINI_CAMEL_CASE):
         return "gemini"
-    if any(key in usage for key in ANTHROPIC_CACHE_KEYS):
+    if any(key in usage for key in ANTHROPIC_CACHE_KEYS) or reports_thinking(usage):
         return "anthropic_messages"
     if "input_tokens_details" in usage or "output_tokens_details" in usage:
         return "openai_responses"
-    raise ValueError("usage has none of prompt_tokens, prompt_token_count, an Anthropic cache key "
-                     "(cache_read_input_tokens, cache_creation_input_tokens, cache_creation) or a Responses detail "
-                     "key (input_tokens_details, output_tokens_details): whether input_tokens includes cached "
-                     "input depends on the provider, so the shape must be known")
+    raise ValueError("usage has none of prompt_tokens, prompt_token_count (or Gemini's camelCase counts), an "
+                     "Anthropic key (cache_read_input_tokens, cache_creation_input_tokens, cache_creation, "
+                     "output_tokens_details.thinking_tokens) or a Responses detail key (input_tokens_details, "
+                     "output_tokens_details): whether input_tokens includes cached input depends on the provider, "
+                     "so the shape must be known")
 
 
 def openai_counts(usage, input_key, output_key, input_details_key, output_details_key):
-    """Chat Completions or Responses: cached input and cache writes inside the input total, reasoning inside
-    the output total."""
+    """Chat Completions or Responses: cached input inside the input total, reasoning inside the output total.
+
+    Cache writes: OpenAI does not document whether `cache_write_tokens` are inside the input total, apart from
+    `cached_tokens`. The ledger assumes they are (full-price input = total - cached - written) and rejects only
+    what no reading allows: a negative count, cached tokens beyond the total. Counts that rule the assumption out
+    (cached + written beyond the total) are accepted, with nothing of the total left at the full price.
+    """
     total_in = required_count(usage, input_key)
     total_out = required_count(usage, output_key)
     input_details = usage.get(input_details_key)
     cached = part_of(optional_count(input_details, "cached_tokens"), "cached_tokens", total_in, input_key)
-    written = part_of(optional_count(input_details, "cache_write_tokens"), "cache_write_tokens", total_in,
-                      input_key)
-    part_of(cached + written, "cached_tokens + cache_write_tokens", total_in, input_key)
+    written = optional_count(input_details, "cache_write_tokens")
     reasoning = part_of(optional_count(usage.get(output_details_key), "reasoning_tokens"), "reasoning_tokens",
                         total_out, output_key)
-    return {"input": total_in - cached - written, "cached_input": cached, "cache_write": written,
+    return {"input": max(0, total_in - cached - written), "cached_input": cached, "cache_write": written,
             "output": total_out, "reasoning": reasoning}
 
 
@@ -99,7 +114,8 @@ def anthropic_counts(usage):
 
 def gemini_counts(usage):
     """Google Gemini: cached content inside the prompt count; thoughts billed as output beside the candidates;
-    the prompts of tool use billed as input."""
+    the prompts of tool use billed as input. CamelCase keys (the REST form) are read as their snake_case names."""
+    usage = {GEMINI_CAMEL_CASE.get(key, key): value for key, value in usage.items()}
     prompt = required_count(usage, "prompt_token_count")
     candidates = required_count(usage, "candidates_token_count")
     cached = part_of(optional_count(usage, "cached_content_token_count"), "cached_content_token_count", prompt,

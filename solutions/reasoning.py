@@ -8,6 +8,9 @@ OPENAI_SHAPES = {
     "responses": ("input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"),
 }
 ANTHROPIC_CACHE_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
+GEMINI_CAMEL = {"promptTokenCount": "prompt_token_count", "candidatesTokenCount": "candidates_token_count",
+                "thoughtsTokenCount": "thoughts_token_count", "cachedContentTokenCount": "cached_content_token_count",
+                "toolUsePromptTokenCount": "tool_use_prompt_token_count"}  # Gemini's REST spelling
 PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
 
 
@@ -41,18 +44,20 @@ def _within(part, part_name, total, total_name):
 def _shape(usage):
     """"chat", "gemini", "anthropic" or "responses", from the keys of the usage object.
 
-    Anthropic's cache keys are looked at before the Responses detail keys: its SDK emits output_tokens_details too.
+    Anthropic (a cache key, or the thinking count only it reports) is looked at before the Responses detail keys:
+    its SDK emits output_tokens_details too.
     """
     if "prompt_tokens" in usage:
         return "chat"
-    if "prompt_token_count" in usage:
+    if "prompt_token_count" in usage or any(key in usage for key in GEMINI_CAMEL):
         return "gemini"
-    if any(key in usage for key in ANTHROPIC_CACHE_KEYS):
+    thinking = "thinking_tokens" in (usage.get("output_tokens_details") or {})
+    if thinking or any(key in usage for key in ANTHROPIC_CACHE_KEYS):
         return "anthropic"
     if any(key in usage for key in ("input_tokens_details", "output_tokens_details")):
         return "responses"
     raise ValueError("usage: cannot tell whether input_tokens includes cached input (expected prompt_tokens, "
-                     "prompt_token_count, Anthropic cache keys or OpenAI Responses detail keys)")
+                     "prompt_token_count, Anthropic cache keys or thinking_tokens, or OpenAI Responses detail keys)")
 
 
 def _anthropic_counts(usage):
@@ -70,6 +75,7 @@ def _anthropic_counts(usage):
 
 def _gemini_counts(usage):
     """Cached content is inside the prompt count; thoughts are billed as output beside the candidates."""
+    usage = {GEMINI_CAMEL.get(key, key): value for key, value in usage.items()}
     prompt, candidates = _required(usage, "prompt_token_count"), _required(usage, "candidates_token_count")
     cached = _within(_count(usage.get("cached_content_token_count"), "cached_content_token_count"),
                      "cached_content_token_count", prompt, "prompt_token_count")
@@ -79,16 +85,16 @@ def _gemini_counts(usage):
 
 
 def _openai_counts(usage, shape):
-    """Cached input and cache writes are inside the input total, reasoning inside the output total."""
+    """Cached input inside the input total, reasoning inside the output total; cache writes assumed inside the
+    input total apart from the cached tokens (undocumented), so full-price input never goes below 0."""
     input_key, output_key, input_details_key, output_details_key = OPENAI_SHAPES[shape]
     total_in, total_out = _required(usage, input_key), _required(usage, output_key)
     input_details = usage.get(input_details_key)
     cached = _within(_detail(input_details, "cached_tokens"), "cached_tokens", total_in, input_key)
-    written = _within(_detail(input_details, "cache_write_tokens"), "cache_write_tokens", total_in, input_key)
-    _within(cached + written, "cached_tokens + cache_write_tokens", total_in, input_key)
+    written = _detail(input_details, "cache_write_tokens")
     reasoning = _within(_detail(usage.get(output_details_key), "reasoning_tokens"), "reasoning_tokens", total_out,
                         output_key)
-    return total_in - cached - written, cached, written, total_out, reasoning
+    return max(0, total_in - cached - written), cached, written, total_out, reasoning
 
 
 def _counts(usage):

@@ -1,7 +1,9 @@
 """Project tests for the reasoning topic: the reference against hand-worked usage totals, costs and exact McNemar
 p-values, the solution against the reference, the check helpers' draws and diagnoses, the stub, the hints and
 the mutants."""
+import json
 import random
+import types
 from fractions import Fraction
 from pathlib import Path
 
@@ -51,22 +53,27 @@ def test_each_provider_shape_worked_by_hand():
     assert ledger_of(ref, LEDGERS["OpenAI Responses"]).totals() == {
         "input": 5200 - 4864 + 36 + 900, "cached_input": 4864, "cache_write": 0, "output": 2438,
         "reasoning": 2304, "calls": 3, "seconds": pytest.approx(33.6)}
-    # Anthropic: input_tokens excludes the cache counts; thinking is inside output, reported apart by msg-2 only;
-    # msg-4's writes are its breakdown's sum, 1200 + 800
+    # Anthropic: input_tokens excludes the cache counts; thinking is inside output, reported apart by msg-2 and
+    # msg-5 (whose thinking count alone tells the shape: read as Responses, its 400 would become 0); msg-4's writes
+    # are its breakdown's sum, 1200 + 800
     assert ledger_of(ref, LEDGERS["Anthropic Messages"]).totals() == {
-        "input": 25 + 60 + 400 + 30, "cached_input": 3900, "cache_write": 3900 + 2000,
-        "output": 1450 + 820 + 95 + 210, "reasoning": 700, "calls": 4, "seconds": pytest.approx(32.5)}
-    # Gemini: cached content inside the prompt count, thoughts beside the candidates, the tool-use prompt as input
+        "input": 25 + 60 + 400 + 30 + 52, "cached_input": 3900, "cache_write": 3900 + 2000,
+        "output": 1450 + 820 + 95 + 210 + 480, "reasoning": 700 + 400, "calls": 5, "seconds": pytest.approx(37.6)}
+    # Gemini: cached content inside the prompt count, thoughts beside the candidates, the tool-use prompt as input;
+    # gem-4 in camelCase counts as its snake_case names
     assert ledger_of(ref, LEDGERS["Google Gemini"]).totals() == {
-        "input": 2400 + 33_000 - 32_768 + 150 + 80, "cached_input": 32_768, "cache_write": 0,
-        "output": 120 + 1900 + 410 + 620 + 35, "reasoning": 1900 + 620, "calls": 3, "seconds": pytest.approx(19.0)}
-    # OpenAI cache writes are inside the input total and billed as writes
+        "input": 2400 + 33_000 - 32_768 + 150 + 80 + 4100 - 2048, "cached_input": 32_768 + 2048, "cache_write": 0,
+        "output": 120 + 1900 + 410 + 620 + 35 + 260 + 1500, "reasoning": 1900 + 620 + 1500, "calls": 4,
+        "seconds": pytest.approx(26.2)}
+    # OpenAI cache writes are assumed inside the input total and billed as writes; cw-3's cached and written
+    # tokens (5888 + 640) exceed its total (6000): nothing is left at the full price
     assert ledger_of(ref, LEDGERS["OpenAI cache writes"]).totals() == {
-        "input": 9000 - 8960 + 9100 - 8960 - 128, "cached_input": 8960, "cache_write": 8960 + 128,
-        "output": 300 + 280, "reasoning": 192, "calls": 2, "seconds": pytest.approx(5.5)}
+        "input": 9000 - 8960 + 9100 - 8960 - 128 + 0, "cached_input": 8960 + 5888, "cache_write": 8960 + 128 + 640,
+        "output": 300 + 280 + 150, "reasoning": 192, "calls": 3, "seconds": pytest.approx(6.9)}
     together = ledger_of(ref, LEDGERS["every provider in one ledger"]).totals()
-    assert together["calls"] == 15
-    assert together["input"] == 2145 + 1272 + 515 + 2862 + 52 and together["output"] == 961 + 2438 + 2575 + 3085 + 580
+    assert together["calls"] == 18
+    assert together["input"] == 2145 + 1272 + 567 + 4914 + 52
+    assert together["output"] == 961 + 2438 + 3055 + 4845 + 730
 
 
 def test_empty_ledger_is_all_zero():
@@ -239,12 +246,17 @@ def test_solution_matches_reference(seed):
 
 # --- errors -------------------------------------------------------------------------------------------------
 
+def named(argument) -> str:
+    """A pattern that finds the argument, or any of a tuple of them, in a message."""
+    return argument if isinstance(argument, str) else "|".join(argument)
+
+
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
-@pytest.mark.parametrize("argument, usage, seconds", BAD_RECORDS, ids=[b[0] for b in BAD_RECORDS])
+@pytest.mark.parametrize("argument, usage, seconds", BAD_RECORDS, ids=[named(b[0]) for b in BAD_RECORDS])
 def test_bad_records_name_the_argument_and_change_nothing(module, argument, usage, seconds):
     ledger = ledger_of(module, [RETRY_FIRST])
     before = ledger.totals()
-    with pytest.raises(ValueError, match=argument):
+    with pytest.raises(ValueError, match=named(argument)):
         ledger.record("bad", usage, seconds)
     assert ledger.totals() == before
 
@@ -254,13 +266,100 @@ def test_bad_records_name_the_argument_and_change_nothing(module, argument, usag
 def test_random_bad_records_are_rejected(seed):
     r = random.Random(seed)
     argument, usage, seconds = random_bad_record(r)
-    for module in (ref, sol):
-        with pytest.raises(ValueError, match=argument):
+    for module in (ref, sol, shape_by_non_null_prompt_count()):
+        with pytest.raises(ValueError, match=named(argument)):
             module.UsageLedger().record("bad", usage, seconds)
     argument, a, b = random_bad_comparison(r)
     for module in (ref, sol):
         with pytest.raises(ValueError, match=argument):
             module.compare_variants(a, b)
+
+
+def solution_with(name: str, source: str) -> types.ModuleType:
+    """The solution with `source` appended (as a mutant is), loaded as a module."""
+    module = types.ModuleType(f"reasoning_{name}")
+    exec(compile((ROOT / "solutions" / "reasoning.py").read_text() + "\n" + source, name, "exec"),  # noqa: S102
+         module.__dict__)
+    return module
+
+
+def shape_by_non_null_prompt_count() -> types.ModuleType:
+    """A reading of the stub under which Gemini is told only by a non-null prompt count (either spelling): a Gemini
+    usage without it has no known shape, and the error names `usage` (issue 26, point 23)."""
+    return solution_with("prompt_count_tells", """
+_stub_shape = _shape
+
+
+def _shape(usage):
+    gemini_key = "prompt_token_count" in usage or any(key in usage for key in GEMINI_CAMEL)
+    if gemini_key and usage.get("prompt_token_count") is None and usage.get("promptTokenCount") is None:
+        raise ValueError("usage: no prompt count tells the shape")
+    return _stub_shape(usage)
+""")
+
+
+OLD_RULES = {  # the ledger's rules before issue 26, each appended to the solution
+    "thinking read as Responses": """
+_new_shape = _shape
+
+
+def _shape(usage):
+    if not any(key in usage for key in ANTHROPIC_CACHE_KEYS) and "output_tokens_details" in usage:
+        return "responses"
+    return _new_shape(usage)
+""",
+    "camelCase unknown": """
+GEMINI_CAMEL = {}
+""",
+    "writes beyond the total rejected": """
+_new_openai_counts = _openai_counts
+
+
+def _openai_counts(usage, shape):
+    counts = _new_openai_counts(usage, shape)
+    input_key = OPENAI_SHAPES[shape][0]
+    if counts[1] + counts[2] > usage[input_key]:
+        raise ValueError("cached_tokens + cache_write_tokens exceed the input total")
+    return counts
+""",
+}
+
+
+@pytest.mark.parametrize("rule", OLD_RULES)
+def test_the_public_ledgers_fail_each_old_rule(rule):
+    module = solution_with(rule.replace(" ", "_"), OLD_RULES[rule])
+    failed = []
+    for name, calls in LEDGERS.items():
+        expected = ledger_of(ref, calls).totals()
+        try:
+            failed.append(totals_difference(ledger_of(module, calls).totals(), expected) is not None)
+        except ValueError:
+            failed.append(True)
+    assert any(failed) and failed[-1]  # "every provider in one ledger" is the last
+
+
+@pytest.mark.parametrize("rule", OLD_RULES)
+def test_the_hidden_draws_fail_each_old_rule_often(rule):
+    # random_ledger_totals draws 8 ledgers of up to 10 calls a seed: the old rule must meet its form in most seeds
+    module, seeds_failed = solution_with(rule.replace(" ", "_"), OLD_RULES[rule]), 0
+    for seed in range(100):
+        r = random.Random(seed)
+        calls = [call for _ in range(8) for call in random_calls(r, r.randint(1, 10))]
+        try:
+            seeds_failed += totals_difference(ledger_of(module, calls).totals(), ledger_of(ref, calls).totals()) \
+                is not None
+        except ValueError:
+            seeds_failed += 1
+    assert seeds_failed >= 50
+
+
+def test_anthropic_thinking_alone_is_not_a_responses_usage():
+    usage = {"input_tokens": 52, "output_tokens": 480, "output_tokens_details": {"thinking_tokens": 400}}
+    for module in (ref, sol):
+        assert ledger_of(module, [("a", usage, 1.0)]).totals()["reasoning"] == 400
+    # a Responses usage that has a detail key keeps its own reading
+    responses = {"input_tokens": 52, "output_tokens": 480, "output_tokens_details": {"reasoning_tokens": 400}}
+    assert ledger_of(ref, [("r", responses, 1.0)]).totals()["reasoning"] == 400
 
 
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
@@ -300,9 +399,9 @@ def test_diagnoses_are_specific():
                                                                  "double_counts_reasoning", "cached_at_full_price"}
     # with the Gemini thoughts named, their own misconception predicts less output lost than all reasoning
     thoughts = gemini_thoughts(calls)
-    assert thoughts == 2520 and 0 < thoughts < totals["reasoning"]
+    assert thoughts == 1900 + 620 + 1500 and 0 < thoughts < totals["reasoning"]  # gem-4's camelCase counted too
     with_gemini = dict(totals_misconceptions(totals, thoughts))
-    assert with_gemini["gemini_thoughts_inside_candidates"]["output"] == totals["output"] - 2520
+    assert with_gemini["gemini_thoughts_inside_candidates"]["output"] == totals["output"] - thoughts
     assert totals_difference(with_gemini["gemini_thoughts_inside_candidates"],
                              with_gemini["reasoning_from_answer_length"]) is not None
     assert totals_difference(predicted["double_counts_reasoning"], totals) is not None
@@ -371,8 +470,8 @@ def test_mutant_differs_as_its_misconception_predicts(misconception):
     for prices, calls in AGENT_CALLS.values():
         cost, expected = ledger_of(module, calls).cost(prices), ledger_of(ref, calls)
         if differs(cost, expected.cost(prices)):
-            assert misconception in [m for m, c in cost_misconceptions(expected.totals(), prices, gemini_thoughts(calls))
-                                     if not differs(cost, c)]
+            predicted = cost_misconceptions(expected.totals(), prices, gemini_thoughts(calls))
+            assert misconception in [m for m, c in predicted if not differs(cost, c)]
     for a, b in COMPARISONS.values():
         got, expected = module.compare_variants(a, b), ref.compare_variants(a, b)
         if differs(got, expected):
@@ -386,13 +485,19 @@ def test_mutant_differs_as_its_misconception_predicts(misconception):
 # --- usage objects built with the providers' own SDK types ------------------------------------------------------
 
 def serialised(model) -> dict:
-    """{form: dict} of an SDK usage object, every way clients turn one into plain data."""
-    import json
+    """{form: dict} of an SDK usage object, every way clients turn one into plain data: pydantic's dumps (null
+    fields kept or dropped, field names or their aliases: Gemini's aliases are the REST API's camelCase), JSON
+    round trips, and each SDK's own helpers (openai and anthropic: to_dict, to_json; google-genai: to_json_dict)."""
     forms = {"model_dump": model.model_dump(), "exclude_none": model.model_dump(exclude_none=True),
-             "json": json.loads(model.model_dump_json())}
-    for method in ("to_dict", "to_json_dict"):  # openai and anthropic have to_dict, google-genai to_json_dict
-        if hasattr(model, method):
-            forms[method] = getattr(model, method)()
+             "by_alias": model.model_dump(by_alias=True),
+             "by_alias exclude_none": model.model_dump(by_alias=True, exclude_none=True),
+             "json": json.loads(model.model_dump_json()),
+             "json by_alias exclude_none": json.loads(model.model_dump_json(by_alias=True, exclude_none=True))}
+    if hasattr(model, "to_dict"):
+        forms |= {"to_dict": model.to_dict(), "to_dict exclude_none": model.to_dict(exclude_none=True),
+                  "to_json": json.loads(model.to_json())}
+    if hasattr(model, "to_json_dict"):
+        forms["to_json_dict"] = model.to_json_dict()
     return forms
 
 
@@ -405,6 +510,7 @@ def sdk_cases():
     genai_types = pytest.importorskip("google.genai.types", reason="google-genai is not installed (crosscheck extra)")
     from openai.types.completion_usage import CompletionTokensDetails, PromptTokensDetails
     count = dict.fromkeys(("input", "cached_input", "cache_write", "output", "reasoning"), 0)
+    thinking = anthropic_types.OutputTokensDetails(thinking_tokens=400)
     return [
         (openai_types.CompletionUsage(
             prompt_tokens=5000, completion_tokens=900, total_tokens=5900,
@@ -414,13 +520,18 @@ def sdk_cases():
           "reasoning": 640}),
         (openai_types.CompletionUsage(prompt_tokens=19, completion_tokens=10, total_tokens=29),
          {**count, "input": 19, "output": 10}),
+        # cached and written beyond the total: the ledger's assumption fails, nothing left at the full price
+        (openai_types.CompletionUsage(
+            prompt_tokens=6000, completion_tokens=150, total_tokens=6150,
+            prompt_tokens_details=PromptTokensDetails(cached_tokens=5888, cache_write_tokens=640)),
+         {**count, "cached_input": 5888, "cache_write": 640, "output": 150}),
         (responses.ResponseUsage(
             input_tokens=5200, output_tokens=2311, total_tokens=7511,
             input_tokens_details=responses.InputTokensDetails(cached_tokens=4608, cache_write_tokens=256),
             output_tokens_details=responses.OutputTokensDetails(reasoning_tokens=2304)),
          {**count, "input": 5200 - 4608 - 256, "cached_input": 4608, "cache_write": 256, "output": 2311,
           "reasoning": 2304}),
-        # SDK 2.x: output_tokens_details (null here) beside the cache keys: still Anthropic, the issue's case
+        # SDK 2.x: output_tokens_details (null here) beside the cache keys: still Anthropic
         (anthropic_types.Usage(input_tokens=60, output_tokens=820, cache_read_input_tokens=3900,
                                cache_creation_input_tokens=0, output_tokens_details=None),
          {**count, "input": 60, "cached_input": 3900, "output": 820}),
@@ -430,10 +541,28 @@ def sdk_cases():
                                                                             ephemeral_1h_input_tokens=0),
                                output_tokens_details=anthropic_types.OutputTokensDetails(thinking_tokens=1200)),
          {**count, "input": 25, "cache_write": 3900, "output": 1450, "reasoning": 1200}),
+        # issue 26: thinking tokens and null cache counts; exclude_none and to_dict(exclude_none=True) leave no
+        # cache key, and only the thinking count tells Anthropic from Responses (read as Responses: 400 become 0)
+        (anthropic_types.Usage(input_tokens=52, output_tokens=480, cache_read_input_tokens=None,
+                               cache_creation_input_tokens=None, cache_creation=None, output_tokens_details=thinking),
+         {**count, "input": 52, "output": 480, "reasoning": 400}),
+        # the cache fields never set: to_dict() and to_json() leave them out in every form
+        (anthropic_types.Usage(input_tokens=52, output_tokens=480, output_tokens_details=thinking),
+         {**count, "input": 52, "output": 480, "reasoning": 400}),
+        # as parsed from the API's JSON, where the nulls were sent: to_dict() keeps them, exclude_none drops them
+        (anthropic_types.Usage.model_validate({"input_tokens": 52, "output_tokens": 480,
+                                               "cache_creation_input_tokens": None, "cache_read_input_tokens": None,
+                                               "output_tokens_details": {"thinking_tokens": 400}}),
+         {**count, "input": 52, "output": 480, "reasoning": 400}),
         (genai_types.GenerateContentResponseUsageMetadata(
             prompt_token_count=33_000, cached_content_token_count=32_768, candidates_token_count=410,
             thoughts_token_count=620, tool_use_prompt_token_count=150, total_token_count=34_180),
          {**count, "input": 33_000 - 32_768 + 150, "cached_input": 32_768, "output": 410 + 620, "reasoning": 620}),
+        # a REST response's camelCase usageMetadata, parsed by the SDK
+        (genai_types.GenerateContentResponse.model_validate(
+            {"usageMetadata": {"promptTokenCount": 4100, "cachedContentTokenCount": 2048, "candidatesTokenCount": 260,
+                               "thoughtsTokenCount": 1500, "totalTokenCount": 5860}}).usage_metadata,
+         {**count, "input": 4100 - 2048, "cached_input": 2048, "output": 260 + 1500, "reasoning": 1500}),
     ]
 
 
@@ -445,6 +574,17 @@ def test_sdk_usage_objects_in_every_serialised_form(module):
             ledger.record("call", data, 1.0)
             got = {key: ledger.totals()[key] for key in expected}
             assert got == expected, f"{type(usage).__name__} as {form}: {data}"
+
+
+def test_sdk_forms_include_the_ones_issue_26_names():
+    """The crosscheck above really meets the forms that broke the ledger: an Anthropic usage with no cache key
+    left, and Gemini's camelCase keys."""
+    forms = [(usage, form, data) for usage, _ in sdk_cases() for form, data in serialised(usage).items()]
+    thinking_alone = [form for usage, form, data in forms
+                      if "output_tokens_details" in data and not any(k.startswith("cache") for k in data)]
+    assert {"exclude_none", "to_dict", "to_dict exclude_none", "to_json"} <= set(thinking_alone)
+    camel = [form for usage, form, data in forms if "promptTokenCount" in data]
+    assert {"by_alias", "by_alias exclude_none", "json by_alias exclude_none"} <= set(camel)
 
 
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
@@ -473,3 +613,32 @@ def test_compare_variants_reports_medians_and_verifiable_shares(module):
     result = module.compare_variants(a, b)
     assert (result["verifiable_a"], result["verifiable_b"]) == (3 / 40, 34 / 40)
     assert result["median_seconds_b"] > result["median_seconds_a"]  # the kept variant is slower, and checkable
+
+
+# --- the notebook ----------------------------------------------------------------------------------------------
+
+def notebook_text(which: str) -> str:
+    """The notebook's closing cell (`which` = "closing") or all its markdown, whitespace folded."""
+    from grader.learner.notebooks.build import build
+
+    cells = [cell for cell in build("reasoning").cells if cell.cell_type == "markdown"]
+    return " ".join(" ".join(cell.source.split()) for cell in (cells[-1:] if which == "closing" else cells))
+
+
+def test_notebook_closing_carries_both_completion_standards():
+    closing = notebook_text("closing")
+    # the interface section: choose a budget by need; thinking longer does not read a file never given
+    assert "More effort does not replace missing evidence" in closing
+    # the advice section (issue 26, point 16): evidence or permissions missing, more effort only adds cost
+    assert "when a failure comes from missing evidence or from a missing permission" in closing
+    assert "raising the reasoning effort only adds cost and does not make the task feasible" in closing
+    assert "A budget is worth what it buys in quality" in closing
+
+
+def test_notebook_says_what_openai_returns_of_its_reasoning():
+    # issue 26, point 12: summaries readable, raw chain of thought never, encrypted content on request only
+    text = notebook_text("all")
+    assert "OpenAI never returns the raw chain of thought" in text
+    assert "readable summaries of the reasoning" in text
+    assert 'only on request (`include=["reasoning.encrypted_content"]`)' in text
+    assert "by default the reasoning items stay on OpenAI's servers" in text

@@ -1,16 +1,18 @@
 """Random usage objects, malformed records, paired results and effort families for the hidden checks.
 
 Usage objects take each provider's shape (see usage.py) with the variations real responses show: detail objects
-present, absent or null, null counts, OpenAI's cached counts in steps of 128 tokens and its cache writes,
-Anthropic cache counts that are absent or null, its write breakdown and its thinking count, Gemini thoughts,
-cached content and tool-use prompts; and the serialised forms clients produce (nulls dropped, as `exclude_none`
-and `to_json_dict()` do, where a key that tells the shape remains). Task counts for effort families are 10, 20
-or 40, so an accuracy k/n given as the target is reached however a submission computes it (k / n >= target or
-k >= target · n agree on these).
+present, absent or null, null counts, OpenAI's cached counts in steps of 128 tokens and its cache writes (now and
+then more than the total leaves beside the cached tokens: the ledger's assumption fails there, another reading
+allows it), Anthropic cache counts that are absent or null, its write breakdown and its thinking count (alone
+telling the shape once `exclude_none` has dropped the cache keys), Gemini thoughts, cached content and tool-use
+prompts, in snake_case or the REST API's camelCase; and the serialised forms clients produce (nulls dropped, as
+`exclude_none` and `to_json_dict()` do, where a key that tells the shape remains). Task counts for effort families
+are 10, 20 or 40, so an accuracy k/n given as the target is reached however a submission computes it (k / n >=
+target or k >= target · n agree on these).
 """
 import random
 
-from grader.checks.reasoning.usage import anthropic_usage, chat_usage, gemini_usage, responses_usage
+from grader.checks.reasoning.usage import anthropic_usage, camel_case, chat_usage, gemini_usage, responses_usage
 
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh")
 
@@ -25,12 +27,20 @@ def part(r: random.Random, total: int, step: int = 1) -> int:
     return 0 if r.random() < 1 / 3 else r.randint(0, total // step) * step
 
 
+def cache_writes(r: random.Random, total: int, cached: int) -> int | None:
+    """OpenAI's cache_write_tokens: absent (None), within what the total leaves beside the cached tokens, or now
+    and then beyond it."""
+    if r.random() < 0.6:
+        return None
+    return part(r, total - cached) if r.random() < 0.8 else r.randint(total - cached + 1, total + 500)
+
+
 def random_chat(r: random.Random) -> dict:
     """An OpenAI Chat Completions usage, details present, absent, null, or with null counts."""
     prompt, completion = input_size(r), r.randint(1, 30_000)
     style = r.choice(["details", "details", "absent", "null objects", "null counts"])
     cached = part(r, prompt, 128)
-    written = None if r.random() < 0.6 else part(r, prompt - cached)
+    written = cache_writes(r, prompt, cached)
     usage = chat_usage(prompt, completion, cached, part(r, completion), details=style != "absent", written=written)
     if style == "null objects":
         usage["prompt_tokens_details"] = None
@@ -45,7 +55,7 @@ def random_responses(r: random.Random) -> dict:
     """An OpenAI Responses usage, sometimes with one detail object left out or a null count."""
     input_tokens, output_tokens = input_size(r), r.randint(1, 30_000)
     cached = part(r, input_tokens, 128)
-    written = None if r.random() < 0.6 else part(r, input_tokens - cached)
+    written = cache_writes(r, input_tokens, cached)
     usage = responses_usage(input_tokens, output_tokens, cached, part(r, output_tokens), written=written)
     style = r.choice(["full", "full", "no input details", "no output details", "null count"])
     if style == "no input details":
@@ -59,13 +69,18 @@ def random_responses(r: random.Random) -> dict:
 
 def random_anthropic(r: random.Random) -> dict:
     """An Anthropic Messages usage: the cache counts present, null, or one of them left out; the write total
-    null beside its breakdown; thinking reported or not."""
+    null beside its breakdown; thinking reported or not; or no cache used, dumped without its null fields, so that
+    only the thinking count tells the shape."""
     output_tokens = r.randint(1, 30_000)
     thinking = r.choice([None, part(r, output_tokens)])
     usage = anthropic_usage(r.randint(0, 5000), output_tokens, cache_read=part(r, 200_000),
                             cache_write=part(r, 50_000), thinking=thinking)
-    style = r.choice(["full", "full", "null caches", "no cache write key", "no cache read key", "breakdown only"])
-    if style == "null caches":
+    style = r.choice(["full", "full", "null caches", "no cache write key", "no cache read key", "breakdown only",
+                      "thinking alone"])
+    if style == "thinking alone":  # exclude_none, or to_dict() of the unset fields, of a call that used no cache
+        usage = without_nulls({**usage, "cache_creation_input_tokens": None, "cache_read_input_tokens": None,
+                               "cache_creation": None, "output_tokens_details": {"thinking_tokens": thinking or 0}})
+    elif style == "null caches":
         usage.update(cache_creation_input_tokens=None, cache_read_input_tokens=None, cache_creation=None)
     elif style == "no cache write key":
         del usage["cache_creation_input_tokens"], usage["cache_creation"]
@@ -80,7 +95,7 @@ def random_anthropic(r: random.Random) -> dict:
 
 def random_gemini(r: random.Random) -> dict:
     """A Gemini usage_metadata: thoughts, cached content and tool-use prompts each reported or left out, or null
-    as model_dump() gives them."""
+    as model_dump() gives them; a quarter of them in the REST API's camelCase."""
     prompt = input_size(r)
     usage = gemini_usage(prompt, r.randint(0, 8000), thoughts=r.choice([None, r.randint(0, 24_000)]),
                          cached=r.choice([None, part(r, prompt)]), tool_prompt=r.choice([None, r.randint(0, 3000)]))
@@ -88,7 +103,7 @@ def random_gemini(r: random.Random) -> dict:
         usage = {"cache_tokens_details": None, "cached_content_token_count": None, "candidates_tokens_details": None,
                  "prompt_tokens_details": None, "thoughts_token_count": None, "tool_use_prompt_token_count": None,
                  "tool_use_prompt_tokens_details": None, "traffic_type": None, **usage}
-    return usage
+    return camel_case(usage) if r.random() < 0.25 else usage
 
 
 def without_nulls(usage: dict) -> dict:
@@ -97,11 +112,15 @@ def without_nulls(usage: dict) -> dict:
             for key, value in usage.items() if value is not None}
 
 
+TELLING_KEYS = ("prompt_tokens", "prompt_token_count", "promptTokenCount", "candidatesTokenCount",
+                "thoughtsTokenCount", "cachedContentTokenCount", "toolUsePromptTokenCount", "cache_read_input_tokens",
+                "cache_creation_input_tokens", "cache_creation", "input_tokens_details", "output_tokens_details")
+
+
 def telling(usage: dict) -> bool:
-    """Whether the usage still has a key that tells its shape (CONTRACTS.md section 11)."""
-    return any(key in usage for key in ("prompt_tokens", "prompt_token_count", "cache_read_input_tokens",
-                                        "cache_creation_input_tokens", "cache_creation", "input_tokens_details",
-                                        "output_tokens_details"))
+    """Whether the usage still has a key that tells its shape (CONTRACTS.md section 11; output_tokens_details
+    covers Anthropic's thinking count)."""
+    return any(key in usage for key in TELLING_KEYS)
 
 
 def random_usage(r: random.Random) -> dict:
@@ -131,7 +150,9 @@ def without(usage: dict, key: str) -> dict:
 
 
 def random_bad_record(r: random.Random) -> tuple:
-    """(the argument a ValueError must name, usage, seconds) of a record that must be rejected."""
+    """(the argument a ValueError must name, usage, seconds) of a record that must be rejected; the argument is a
+    tuple of names where two documented rules apply at once (a Gemini usage without its prompt count has no key
+    that tells its shape, and lacks a required count) or Gemini's two spellings name the same count."""
     seconds = round(r.uniform(0.05, 60.0), 3)
     prompt, output = r.randint(1, 20_000), r.randint(1, 20_000)
     kind = r.randrange(12)
@@ -144,7 +165,9 @@ def random_bad_record(r: random.Random) -> tuple:
         usage = gemini_usage(prompt, output, thoughts=r.randint(0, 5000))
         if r.random() < 0.5:
             key = r.choice(["prompt_token_count", "candidates_token_count"])
-            return key, without(usage, key) if r.random() < 0.5 else {**usage, key: None}, seconds
+            usage = without(usage, key) if r.random() < 0.5 else {**usage, key: None}
+            names = (key, *camel_case({key: 0})) + (("usage",) if key == "prompt_token_count" else ())
+            return names, camel_case(usage) if r.random() < 0.3 else usage, seconds
         return "cached_content_token_count", {**usage, "cached_content_token_count": prompt + r.randint(1, 500)}, \
             seconds
     if kind == 10:   # a negative Gemini count, Anthropic thinking larger than the output that includes it
@@ -152,9 +175,9 @@ def random_bad_record(r: random.Random) -> tuple:
             key = r.choice(["thoughts_token_count", "tool_use_prompt_token_count", "cached_content_token_count"])
             return key, {**gemini_usage(prompt, output), key: -r.randint(1, 500)}, seconds
         return "thinking_tokens", anthropic_usage(prompt, output, thinking=output + r.randint(1, 500)), seconds
-    if kind == 11:   # OpenAI cache writes larger than the input total that includes them
+    if kind == 11:   # negative OpenAI cache writes (more writes than the total holds is allowed: usage.py)
         make = r.choice([chat_usage, responses_usage])
-        return "cache_write_tokens", make(prompt, output, written=prompt + r.randint(1, 500)), seconds
+        return "cache_write_tokens", make(prompt, output, written=-r.randint(1, 500)), seconds
     if kind == 1:    # a required count missing or null
         usage, key = r.choice([(chat_usage(prompt, output), "completion_tokens"),
                                (responses_usage(prompt, output), r.choice(["input_tokens", "output_tokens"])),

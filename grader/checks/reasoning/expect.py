@@ -62,8 +62,9 @@ def totals_difference(actual, expected: dict) -> str | None:
 
 
 def gemini_thoughts(calls: list) -> int:
-    """The thought tokens the Gemini usages among `calls` report (absent or null: 0)."""
-    return sum(usage.get("thoughts_token_count") or 0 for _, usage, _ in calls if "prompt_token_count" in usage)
+    """The thought tokens the Gemini usages among `calls` report (absent or null: 0), in either spelling."""
+    return sum(usage.get("thoughts_token_count") or usage.get("thoughtsTokenCount") or 0 for _, usage, _ in calls
+               if "prompt_token_count" in usage or "promptTokenCount" in usage)
 
 
 def totals_misconceptions(right: dict, thoughts: int = 0) -> list:
@@ -120,17 +121,20 @@ def expect_cost(actual, expected: float, totals: dict, prices: dict, what: str, 
              f"totals are {totals}", found)
 
 
-def expect_value_error(fn, args: tuple, argument: str, what: str) -> None:
-    """`what` (the call `fn(*args)`, with its setup) must raise ValueError with a message naming `argument`."""
+def expect_value_error(fn, args: tuple, argument: str | tuple, what: str) -> None:
+    """`what` (the call `fn(*args)`, with its setup) must raise ValueError with a message naming `argument`, or
+    one of them when it is a tuple (two documented rules that both apply, two spellings of one count)."""
+    names = (argument,) if isinstance(argument, str) else tuple(argument)
+    named = repr(names[0]) if len(names) == 1 else "one of " + ", ".join(map(repr, names))
     try:
         result = fn(*args)
     except SubmissionRaised as raised:
         if "ValueError" not in raised.type_names:
-            fail(f"{what} raised {raised.type_name}: {raised.message}; expected a ValueError naming {argument!r}")
-        if argument not in raised.message:
-            fail(f"{what} raised ValueError({raised.message!r}); the message should name {argument!r}")
+            fail(f"{what} raised {raised.type_name}: {raised.message}; expected a ValueError naming {named}")
+        if not any(name in raised.message for name in names):
+            fail(f"{what} raised ValueError({raised.message!r}); the message should name {named}")
         return
-    fail(f"{what} returned {result!r}; expected a ValueError naming {argument!r}")
+    fail(f"{what} returned {result!r}; expected a ValueError naming {named}")
 
 
 # ---------------------------------------------------------------- compare_variants

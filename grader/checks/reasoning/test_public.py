@@ -43,7 +43,7 @@ def expect_ledger(sub, key: str, calls: list, label: str | None = None):
 
 @check("three_provider_shapes", points=1, hint="UsageLedger",
        title="UsageLedger totals of OpenAI Chat Completions and Responses, Anthropic Messages and Gemini usage, "
-             "nulls, thinking and cache writes included")
+             "nulls, thinking alone, Gemini's camelCase and cache writes included")
 def test_three_provider_shapes(sub):
     for name, calls in LEDGERS.items():
         expect_ledger(sub, name, calls, f"LEDGERS[{name!r}]")
@@ -103,7 +103,7 @@ def test_retried_call_own_id(sub):
                                          f"ledger.totals() (both attempts consumed tokens)")
 
 
-BAD_RECORDS = [  # (the argument the message must name, usage, seconds)
+BAD_RECORDS = [  # (the argument the message must name, or a tuple of names any of which will do, usage, seconds)
     ("usage", {"input_tokens": 120, "output_tokens": 40, "total_tokens": 160}, 1.0),
     ("completion_tokens", {"prompt_tokens": 120, "total_tokens": 120}, 1.0),
     ("completion_tokens", {**chat_usage(120, 40), "completion_tokens": None}, 1.0),
@@ -113,8 +113,12 @@ BAD_RECORDS = [  # (the argument the message must name, usage, seconds)
     ("reasoning_tokens", responses_usage(120, 40, reasoning=41), 1.0),
     ("cache_read_input_tokens", anthropic_usage(120, 40, cache_read=-1), 1.0),
     ("thinking_tokens", anthropic_usage(120, 40, thinking=41), 1.0),
-    ("cache_write_tokens", responses_usage(120, 40, written=121), 1.0),
+    ("cache_write_tokens", responses_usage(120, 40, written=-1), 1.0),
     ("candidates_token_count", {"prompt_token_count": 120, "thoughts_token_count": 30, "total_token_count": 150}, 1.0),
+    (("candidates_token_count", "candidatesTokenCount"),
+     {"promptTokenCount": 120, "thoughtsTokenCount": 30, "totalTokenCount": 150}, 1.0),
+    # no key tells the shape, and a required count is missing: either rule may be the one the message names
+    (("prompt_token_count", "usage"), {"candidates_token_count": 40, "total_token_count": 160}, 1.0),
     ("cached_content_token_count", gemini_usage(120, 40, cached=121), 1.0),
     ("seconds", chat_usage(120, 40), -0.5),
 ]

@@ -5,6 +5,6 @@ _solution_counts = _counts
 
 def _counts(usage):
     input_full, cached, cache_write, output, reasoning = _solution_counts(usage)
-    if "prompt_token_count" in usage:
+    if _shape(usage) == "gemini":
         output -= reasoning
     return input_full, cached, cache_write, output, reasoning

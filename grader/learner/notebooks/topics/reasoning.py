@@ -10,8 +10,12 @@ both. A ledger that reads all of them is the first step to knowing what a prompt
 The reasoning itself is **opaque state** that the provider keeps to itself. Anthropic returns thinking blocks
 that carry a cryptographic signature: in a tool-use loop they must go back to the API unmodified with the
 assistant turn, so that the model's thinking continues between tool calls (interleaved thinking) instead of
-starting over. OpenAI's reasoning models return their reasoning as an encrypted item that you pass back the same
-way, and never as readable text. Neither is a notebook you may edit: you carry it forward, and you pay for it.
+starting over. OpenAI never returns the raw chain of thought of its reasoning models. It returns readable
+summaries of the reasoning when asked (`reasoning={"summary": "auto"}`), and an encrypted copy of the reasoning
+only on request (`include=["reasoning.encrypted_content"]`), which a client that keeps the conversation itself
+(`store=False`) sends back unchanged; by default the reasoning items stay on OpenAI's servers and a later turn
+reaches them through `previous_response_id`. Neither is a notebook you may edit: you carry it forward (or let the
+provider keep it), and you pay for it.
 Whatever the state holds, it is built only from what the model was given. A model cannot reason its way into a
 file it never saw: the timeout set in a private config file, the failing line of a log nobody attached. Thinking
 longer about missing evidence produces a confident guess, not the fact; the fix is a tool call that reads the
@@ -61,10 +65,13 @@ plt.show()
 CLOSING = """
 More effort does not replace missing evidence: when the answer lives in a file, a log or a measurement the model
 was never given, every effort level fails alike and the right move is to fetch it, not to pay for longer
-thinking. The ledger counts what a provider *says* a call consumed; it does not check the bill, and a documented
-capability (a context length, a cache discount, a "thinking improves accuracy" claim) is not your own
-measurement: the accuracies, tokens and seconds here come from results you ran on your tasks, and they say
-nothing about other tasks. McNemar's test tells whether these paired tasks show a difference; it does not prove
+thinking. The same holds for permissions: when a failure comes from missing evidence or from a missing permission
+(the agent may not read the directory, run the tests or call the tool), raising the reasoning effort only adds
+cost and does not make the task feasible. A budget is worth what it buys in quality: choose the effort level by
+the accuracy it reaches on your tasks, and pay for no more than the cheapest level that is good enough. The ledger
+counts what a provider *says* a call consumed; it does not check the bill, and a documented capability (a context
+length, a cache discount, a "thinking improves accuracy" claim) is not your own measurement: the accuracies,
+tokens and seconds here come from results you ran on your tasks, and they say nothing about other tasks. McNemar's test tells whether these paired tasks show a difference; it does not prove
 that there is none, and it does not say whether an answer is right: that takes the evidence a verifiable answer
 carries.
 """
