@@ -69,7 +69,9 @@ def session_cost(turns, prices, block_size, min_tokens):
 
     Args:
         turns: list of {"prompt": list of int token ids, "output_tokens": int >= 0}, in the order they were sent
-            (a retried turn and a compaction call are turns like any other).
+            (a retried turn and a compaction call are turns like any other; after a compaction the next prompt
+            keeps the system prompt and tool definitions in front and then the summary, so it shares the prefix
+            up to the summary and no further).
         prices: per-token prices {"input", "cache_write", "cache_read", "output"}.
         block_size, min_tokens: as in `cacheable_prefix`.
     Prices, block size and minimum length are a provider's rules, and they change by provider, model and

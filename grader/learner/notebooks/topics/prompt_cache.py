@@ -13,6 +13,12 @@ Anthropic and for OpenAI's GPT-5, 2025), and writing to it costs 1.25x input at 
 experiment uses Anthropic's ratios. The lesson for prompt design: keep what is stable at the front. One changing
 token early in the prompt, such as a timestamp before the system prompt, changes every later block's hash and
 turns each turn into a full miss.
+
+**Compaction** (compression) is a call that summarises the conversation so far; the summary then replaces the
+history in the next prompt. The cache stops matching from the summary on: everything after that point is new
+text. What comes in front of the summary (the system prompt and the tool definitions) is unchanged, so those
+blocks still hit. A compaction therefore costs its own call, a cold cache for the summary and all that follows
+it, and a shorter prompt for every later turn.
 """
 
 EXPERIMENTS = [
@@ -62,4 +68,11 @@ came from the cache or was computed afresh. When the cache expires or evicts a b
 model had learned; the next request simply pays the prefill again. Whatever a conversation should carry forward
 must be in the prompt (or in a store the application reads into it), and a high hit rate is no measure of how well
 an agent remembers.
+
+Cache, compression and long-term memory are three different things. The cache reuses the computation of an
+identical prefix and changes nothing the model sees. Compression rewrites the context into a shorter summary: it
+changes what the model sees, can drop a detail a later step needs, and restarts the cache from the summary on.
+Long-term memory is what an application stores outside the model and reads back into later prompts. A higher hit
+rate is not success: padding a prompt with a long stable prefix it never needs raises the hit rate and the bill
+together. Judge a change by task quality, total cost and total time read together, never by the hit rate alone.
 """
