@@ -71,8 +71,9 @@ def _interrupt_code() -> int:
     return (interrupt.received() or interrupt.Interrupted(signal.SIGINT)).exit_code
 
 
-def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str], Path]:
-    """The topics and the submission folder, or a usage error naming what is wrong; says where it looked.
+def _resolve(topics, submission: Path, record_bad_input=None):
+    """The topics and the grader's copy of the submission (`snapshot.Snapshot`, removed at exit), or a usage error
+    naming what is wrong; says where it looked.
 
     `record_bad_input(message)` runs before the usage error (`grade` writes an error results file there).
     """
@@ -81,7 +82,7 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
 
     try:
         chosen = resolve_topics(topics)
-        folder, note = resolve_submission(submission)
+        snapshot, note = resolve_submission(submission)
     except BadInput as exc:
         if record_bad_input is not None:
             _fail(f"{exc} ({record_bad_input(str(exc))})")
@@ -89,8 +90,8 @@ def _resolve(topics, submission: Path, record_bad_input=None) -> tuple[list[str]
     if note:
         click.echo(note, err=True)
     if submission.suffix == ".ipynb" and not topics:  # a notebook grades the topics its tagged cells hold
-        chosen = [t for t in chosen if (folder / f"{t}.py").is_file()]
-    return chosen, folder
+        chosen = [t for t in chosen if (snapshot.folder / f"{t}.py").is_file()]
+    return chosen, snapshot
 
 
 def _chosen(topics) -> list[str]:
@@ -104,9 +105,9 @@ def _chosen(topics) -> list[str]:
         _fail(str(exc))
 
 
-def _workspace(submission: Path, folder: Path) -> Path:
-    """Where progress is kept: the notebook's folder for a notebook, else the submission folder."""
-    return submission.resolve().parent if submission.suffix == ".ipynb" else folder
+def _workspace(submission: Path, snapshot) -> Path:
+    """Where progress is kept: the notebook's folder for a notebook, else the submission folder (as it was opened)."""
+    return submission.resolve().parent if submission.suffix == ".ipynb" else snapshot.given
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -148,24 +149,24 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
     from grader.grading import grade
     from grader.submission.stubs import started_topics
 
-    chosen, folder = _resolve(topics, submission)
+    chosen, snapshot = _resolve(topics, submission)
     writes = ([("json", out)] if out is not None else []) + targets
     to_stderr = _results_on_stdout(writes)
     not_started: dict[str, float] = {}
     if started:
         from grader.instructor.batch import topic_points
 
-        begun = started_topics(folder, chosen)
+        begun = started_topics(snapshot.folder, chosen)
         if len(begun) < len(chosen):
             not_started = topic_points([t for t in chosen if t not in begun], hidden=False)
             click.echo(f"not started yet (no function written): {', '.join(not_started)}", err=to_stderr)
         chosen = begun
     with interrupt.signals_interrupt():
-        doc = grade(folder, chosen, hidden=False, seed=0, deadline_s=deadline)
+        doc = grade(snapshot, chosen, hidden=False, seed=0, deadline_s=deadline)
         interrupt.settle()
         for fmt, path in writes:
             _write(doc, path, fmt, not_started)
-        progress.record_checks(_workspace(submission, folder), doc)
+        progress.record_checks(_workspace(submission, snapshot), doc)
         click.echo(summary(doc, verbose), err=to_stderr)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
@@ -221,9 +222,9 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
         _write(bad_input_document(message, submission, known, hidden, seed), out, fmt)
         return f"an error results file was written to {out}"
 
-    chosen, folder = _resolve(topics, submission, record_bad_input)
+    chosen, snapshot = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
-        doc = grade(folder, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
+        doc = grade(snapshot, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
         interrupt.settle()
         for target_fmt, path in [(fmt, out)] + targets:
             _write(doc, path, target_fmt)
@@ -373,13 +374,14 @@ def watch(topic, submission: Path):
     _start_checking()
     from grader.learner.watch import suggest, watch as run_watch
 
-    chosen, folder = _resolve([topic] if topic else [], submission)
+    chosen, snapshot = _resolve([topic] if topic else [], submission)
+    snapshot.remove()  # each check of the watch takes a copy of its own
     if submission.suffix == ".ipynb":
         _fail("watch follows your topic files; for a notebook, run its check cells")
-    first = topic or suggest(folder) or chosen[0]
+    first = topic or suggest(snapshot.given) or chosen[0]
     try:
         with interrupt.signals_interrupt():  # the first Ctrl-C stops the checks or the wait, whichever runs
-            run_watch(folder, chosen, first)
+            run_watch(snapshot.given, chosen, first)
     except KeyboardInterrupt:
         click.echo("\nstopped watching")
 

@@ -1,12 +1,9 @@
 """The results document: built from check results, validated against the schema and its invariants, written."""
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import platform
-import stat
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -15,7 +12,6 @@ import jsonschema
 import torch
 
 from grader.engine.plugin import STOPPED, CheckResult
-from grader.sandbox.mounts import SUBMISSION_BYTES, submission_files
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -34,23 +30,6 @@ def tool_info() -> dict:
         triton = None
     return {"name": "infergrade", "version": version, "python": platform.python_version(),
             "torch": torch.__version__, "triton": triton, "platform": f"{sys.platform}-{platform.machine()}"}
-
-
-def file_hashes(submission: Path) -> dict[str, str]:
-    """sha256 of each regular file the sandbox's copy of the submission holds (`mounts.submission_files`: helper
-    modules in subfolders too), by path relative to the submission folder; links, FIFOs and devices are not opened."""
-    if not submission.is_dir():
-        return {}
-    hashes = {}
-    for relative, path in submission_files(str(submission)):
-        try:
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    # the copy holds no more than SUBMISSION_BYTES
-                    hashes[Path(relative).as_posix()] = hashlib.sha256(f.read(SUBMISSION_BYTES + 1)).hexdigest()
-        except OSError:
-            continue
-    return hashes
 
 
 NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_namespace", "ipc_namespace",
@@ -134,8 +113,10 @@ def incomplete_reason(topic_entries: list[dict]) -> str | None:
 
 def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: str, seed: int,
           started_at: str, duration_s: float, progress: dict | None = None, error: str | None = None,
-          interrupted: str | None = None) -> dict:
-    """The results document; `interrupted` is the reason a run stopped early (its unfinished checks score 0)."""
+          interrupted: str | None = None, files: dict[str, str] | None = None) -> dict:
+    """The results document; `interrupted` is the reason a run stopped early (its unfinished checks score 0);
+    `files` the sha256 of each file graded, by its path in the submission (`snapshot.Snapshot.files`: taken as
+    they were copied, never read again from the folder; none where nothing was graded)."""
     by_topic: dict[str, list[CheckResult]] = {t: [] for t in topics}
     for c in checks:
         by_topic.setdefault(c.topic, []).append(c)
@@ -147,7 +128,7 @@ def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: 
         "incomplete": incomplete_reason(topic_entries),
         "score": sum(t["score"] for t in topic_entries), "max_score": sum(t["max_score"] for t in topic_entries),
         "seed": seed, "mode": mode,
-        "submission": {"path": str(submission), "files": file_hashes(submission)},
+        "submission": {"path": str(submission), "files": dict(files or {})},
         "tool": tool_info(), "isolation": isolation_level(isolation), "started_at": started_at,
         "duration_s": round(duration_s, 4), "topics": topic_entries,
     }

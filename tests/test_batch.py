@@ -235,3 +235,30 @@ def test_a_name_that_starts_like_a_formula_is_text_in_grades_csv():
     from grader.instructor.batch import _cell
 
     assert [_cell(n) for n in ("=HYPERLINK(1)", "+1", "@x", "ada")] == ["'=HYPERLINK(1)", "'+1", "'@x", "ada"]
+
+
+def test_a_linked_entry_gets_an_error_row_naming_the_link_and_is_never_followed(tmp_path):
+    """A class folder's links (to a classmate's folder, to an archive elsewhere, to nothing) were dropped: the student
+    had no row at all in grades.csv. Each now gets an error row that names the link; none is graded nor unpacked."""
+    (tmp_path / "class" / "ada").mkdir(parents=True)
+    (tmp_path / "class" / "ada" / "sampling.py").write_text(SAMPLING)
+    (tmp_path / "elsewhere").mkdir()
+    zip_with(tmp_path / "elsewhere" / "answers.zip", {"sampling.py": SAMPLING})
+    (tmp_path / "class" / "bo").symlink_to("ada")                                 # a classmate's folder
+    (tmp_path / "class" / "cy.zip").symlink_to(tmp_path / "elsewhere" / "answers.zip")
+    (tmp_path / "class" / "di").symlink_to("nowhere")                             # dangling
+    out = tmp_path / "out"
+    done = infergrade("grade-batch", tmp_path / "class", "--out", out, "--topic", "sampling", "--public", "--seed", 3,
+                      "--jobs", 1, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr                 # some submissions could not be graded
+    with (out / "grades.csv").open() as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert sorted(rows) == ["ada", "bo", "cy", "di"]
+    full = json.loads((out / "ada.json").read_text())["max_score"]
+    assert rows["ada"]["status"] == "completed" and float(rows["ada"]["total"]) == full > 0
+    for name, target in (("bo", "ada"), ("cy", str(tmp_path / "elsewhere" / "answers.zip")), ("di", "nowhere")):
+        doc = json.loads((out / f"{name}.json").read_text())
+        assert problems(doc) == [] and doc["status"] == "error" and doc["score"] == 0
+        assert doc["submission"]["files"] == {}  # nothing was read through the link
+        assert "symbolic link" in doc["error"] and repr(target) in doc["error"], doc["error"]
+        assert rows[name]["status"] == "error" and float(rows[name]["max"]) == full

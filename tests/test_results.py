@@ -58,11 +58,15 @@ def test_an_internal_error_gives_an_error_document(monkeypatch):
 def test_only_regular_files_are_hashed(tmp_path):
     import os
 
-    from grader.results import file_hashes
+    from grader.submission.opening import BadInput
+    from grader.submission.snapshot import of_folder
     (tmp_path / "a.py").write_text("x = 1\n")
     os.mkfifo(tmp_path / "fifo.py")
+    with of_folder(tmp_path) as snapshot:
+        assert set(snapshot.files) == {"a.py"}
     (tmp_path / "link.py").symlink_to(SOLUTIONS_DIR / "kv_cache.py")
-    assert set(file_hashes(tmp_path)) == {"a.py"}
+    with pytest.raises(BadInput, match="link.py"):  # a link is neither hashed nor followed: refused
+        of_folder(tmp_path)
 
 
 def test_a_hostile_progress_file_is_ignored(tmp_path):

@@ -27,6 +27,7 @@ from pathlib import Path
 from grader import interrupt, output
 from grader.sandbox import namespaces
 from grader.submission.archive import BadArchive, unpack
+from grader.submission.snapshot import Snapshot
 
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 ATTEMPTS = 3
@@ -36,10 +37,10 @@ NOT_GRADED = "the batch was interrupted before this submission was graded"
 
 
 def submissions(folder: Path) -> list[Path]:
-    """The submissions in `folder`: every subfolder and every archive, by name (its kind is read later)."""
-    found = [p for p in sorted(folder.iterdir()) if not p.name.startswith(".")
-             and (p.is_dir() or p.name.endswith(ARCHIVES)) and not p.is_symlink()]
-    return found
+    """The submissions in `folder`: every subfolder and every archive, by name (its kind is read later), and every
+    symbolic link, which is never followed: it gets an error row naming it (`unpack_and_resolve`)."""
+    return [p for p in sorted(folder.iterdir()) if not p.name.startswith(".")
+            and (p.is_symlink() or p.is_dir() or p.name.endswith(ARCHIVES))]
 
 
 def student(path: Path) -> str:
@@ -167,12 +168,14 @@ def settle_shard(manifest: Manifest | None, shard: tuple[int, int] | None) -> No
                      f"{go_on[0].upper()}{go_on[1:]} to go on, or choose a new --out folder")
 
 
-def unpack_and_resolve(path: Path, scratch: Path) -> Path:
-    """The folder of topic modules of one upload: an archive unpacked into `scratch`, or the folder itself."""
+def unpack_and_resolve(path: Path, scratch: Path) -> Snapshot:
+    """The grader's copy of the topic modules of one upload (an archive unpacked into `scratch`, or the folder
+    itself), which the caller removes; BadInput for an upload that is a symbolic link, whatever it points to."""
     from grader.submission.folder import resolve_submission
 
-    # the instructor's folders resolved, the student's own as given: a link there is refused
-    folder = unpack(path, scratch.resolve()) if path.is_file() else path.parent.resolve() / path.name
+    # the instructor's folders resolved, the student's own as given: a link there is refused, never unpacked
+    archive = path.is_file() and not path.is_symlink()
+    folder = unpack(path, scratch.resolve()) if archive else path.parent.resolve() / path.name
     return resolve_submission(folder)[0]
 
 
@@ -227,7 +230,7 @@ def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> dic
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="infergrade-batch-") as scratch:
         try:
-            folder = unpack_and_resolve(path, Path(scratch))
+            snapshot = unpack_and_resolve(path, Path(scratch))
         except Exception as exc:  # noqa: BLE001 - zlib.error, EOFError, ...: this upload's error, not the batch's
             why = str(exc) if isinstance(exc, (BadInput, BadArchive)) else \
                 f"it could not be unpacked ({type(exc).__name__}: {exc})"
@@ -235,7 +238,8 @@ def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> dic
             doc = bad_input_document(f"{path.name}: {why}", path, topics, hidden, seed)
             doc["duration_s"] = round(time.monotonic() - started, 4)  # what the upload cost before it was refused
             return doc
-        doc = grade(folder, topics, hidden=hidden, seed=seed, with_progress=False)
+        with snapshot:
+            doc = grade(snapshot, topics, hidden=hidden, seed=seed, with_progress=False)
         doc["submission"]["path"] = str(path)  # the upload, not the scratch folder it was graded from
         return doc
 
@@ -260,15 +264,14 @@ def topic_points(topics: list[str], hidden: bool) -> dict[str, float]:
 def already_graded(path: Path, result: Path, hidden: bool, seed: int) -> bool:
     """Whether `result` grades this submission's current files with this seed and mode (for --resume)."""
     from grader.submission.folder import resolve_submission
-    from grader.results import file_hashes
 
     if not result.exists() or not path.is_dir():
         return False  # archives are regraded: their files are hashed only once unpacked
     try:
         doc = json.loads(result.read_text())
-        graded, _ = resolve_submission(path.parent.resolve() / path.name)  # the folder grade_one grades
-        return (doc["seed"] == seed and doc["mode"] == ("hidden" if hidden else "public")
-                and doc["status"] == "completed" and doc["submission"]["files"] == file_hashes(graded))
+        with resolve_submission(path.parent.resolve() / path.name)[0] as graded:  # what grade_one would grade
+            return (doc["seed"] == seed and doc["mode"] == ("hidden" if hidden else "public")
+                    and doc["status"] == "completed" and doc["submission"]["files"] == graded.files)
     except (OSError, ValueError, KeyError, TypeError):  # BadInput is a ValueError: regraded, and refused then
         return False
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
 import stat
 from collections.abc import Iterator
 
@@ -26,6 +25,8 @@ ETC = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/passwd"
 DEVICES = ["/dev/null", "/dev/full", "/dev/random", "/dev/urandom"]
 SUBMISSION_BYTES = 32 * 2**20  # the copy of the submission folder; what is past it is left out
 SUBMISSION_FILES = 2048
+SUBMISSION_DEPTH = 32  # folders below the submission's own: deeper ones are left out (each is open while walked)
+COPY_CHUNK = 2**20
 PAGE = 4096  # tmpfs keeps each file in whole pages
 HELD = "/.held"
 SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints", ".hypothesis")
@@ -87,47 +88,106 @@ def _covered(path: str, bound: list[str]) -> bool:
     return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
 
 
-def submission_files(source: str) -> Iterator[tuple[str, str]]:
-    """(path relative to `source`, path) of each entry the sandbox's copy of the submission folder holds, in copy
-    order: regular files and links (never followed), outside caches and linked folders, the modules first in each
-    folder, within SUBMISSION_BYTES counted in whole pages and SUBMISSION_FILES entries, each folder walked and each
-    file looked at counting as one, taken or not (so that no tree of empty folders, nor any number of files left out,
-    makes the walk long). The results hash these."""
-    budget, files_left = SUBMISSION_BYTES, SUBMISSION_FILES
-    for folder, dirs, files in os.walk(source):
-        if files_left == 0:
+def submission_entries(top: int) -> Iterator[tuple[str, int, str, os.stat_result]]:
+    """(path relative to the folder open at `top`, a descriptor of the folder that holds it, its name, its lstat) of
+    each entry the sandbox's copy of the submission takes, in copy order: regular files and links (never followed),
+    outside caches, the modules first in each folder, within SUBMISSION_BYTES counted in whole pages,
+    SUBMISSION_FILES entries and SUBMISSION_DEPTH folders down, each folder walked and each file looked at counting
+    as one, taken or not (so that no tree of empty folders, nor any number of files left out, makes the walk long).
+    Each folder is opened below its parent's descriptor without following a link, and is open only while the walk
+    is in it: one swapped for a link meanwhile is met as that link."""
+    yield from _entries(top, "", 0, [SUBMISSION_BYTES, SUBMISSION_FILES])
+
+
+def _entries(folder: int, relative: str, depth: int, left: list[int]) -> Iterator[tuple[str, int, str, os.stat_result]]:
+    """submission_entries of the folder open at `folder`; `left` holds the bytes and entries left to the walk."""
+    try:
+        with os.scandir(folder) as listing:
+            listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
+    except OSError:
+        return
+    folders = sorted(name for name, is_folder in listed if is_folder and name not in SKIPPED)
+    for name in sorted((n for n, is_folder in listed if not is_folder), key=lambda n: (not n.endswith(".py"), n)):
+        if left[1] == 0:
             return
-        files_left -= folder != source
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED)  # os.walk never goes down a link
-        for name in sorted(files, key=lambda n: (not n.endswith(".py"), n)):
-            if files_left == 0:
-                return
-            files_left -= 1  # every entry looked at counts, taken or not (no number of left-out files is free)
-            path = os.path.join(folder, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-                continue
-            cost = PAGE * (1 + info.st_size // PAGE) if stat.S_ISREG(info.st_mode) else 0
-            if cost > budget:
-                continue
-            budget -= cost
-            yield os.path.relpath(path, source), path
+        left[1] -= 1  # every entry looked at counts, taken or not (no number of left-out files is free)
+        entry = _looked_at(folder, name)
+        if entry is None or (stat.S_ISLNK(entry.st_mode) and name in SKIPPED):  # a linked .venv: a cache
+            continue
+        cost = PAGE * (1 + entry.st_size // PAGE) if stat.S_ISREG(entry.st_mode) else 0
+        if cost > left[0]:
+            continue
+        left[0] -= cost
+        yield os.path.join(relative, name), folder, name, entry
+    for name in folders:
+        if left[1] == 0:
+            return
+        left[1] -= 1
+        if depth == SUBMISSION_DEPTH:
+            continue
+        try:
+            below = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        except OSError:  # swapped for a link since it was listed: met as the link
+            entry = _looked_at(folder, name)
+            if entry is not None and stat.S_ISLNK(entry.st_mode):
+                yield os.path.join(relative, name), folder, name, entry
+            continue
+        try:
+            yield from _entries(below, os.path.join(relative, name), depth + 1, left)
+        finally:
+            os.close(below)
+
+
+def _looked_at(folder: int, name: str) -> os.stat_result | None:
+    """The lstat of `name` in the folder open at `folder` where it is a regular file or a link, else None."""
+    try:
+        entry = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return None
+    return entry if stat.S_ISREG(entry.st_mode) or stat.S_ISLNK(entry.st_mode) else None
+
+
+def copy_file(folder: int, name: str, listed: os.stat_result, into: str, digest=None) -> bool:
+    """Copy the regular file `name` of the folder open at `folder` to the new file `into` (mode 0644), adding its bytes
+    to `digest` (a hashlib object) where given: the file that was listed (`listed`, its lstat) and no more than the
+    size it had then, so a file that grows meanwhile keeps the walk's budget. False where the entry is another file
+    by now; OSError where it cannot be opened (ELOOP: a link took its place)."""
+    source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        info = os.fstat(source)
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (listed.st_dev, listed.st_ino):
+            return False
+        out = os.open(into, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with open(out, "wb") as f:
+            os.fchmod(out, 0o644)  # whatever the umask: the sandbox's unprivileged user reads it
+            left = listed.st_size
+            while left > 0 and (chunk := os.read(source, min(left, COPY_CHUNK))):
+                f.write(chunk)
+                left -= len(chunk)
+                if digest is not None:
+                    digest.update(chunk)
+        return True
+    finally:
+        os.close(source)
 
 
 def copy_submission(source: str, target: str) -> None:
-    """Copy `submission_files(source)` into `target`. A file that cannot be copied is left out: nothing in the
-    folder can make the private root fail."""
-    for relative, path in submission_files(source):
-        into = os.path.join(target, relative)
-        try:
-            os.makedirs(os.path.dirname(into), exist_ok=True)
-            # a link stays a link, which the child then refuses to import by name
-            shutil.copyfile(path, into, follow_symlinks=False)
-        except OSError:
-            continue
+    """Copy the regular files of `submission_entries(source)` into `target`; a link, which the grader's copy of a
+    submission never holds, is left out. A file that cannot be copied is left out: nothing in the folder can make
+    the private root fail."""
+    top = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for relative, folder, name, listed in submission_entries(top):
+            if not stat.S_ISREG(listed.st_mode):
+                continue
+            into = os.path.join(target, relative)
+            try:
+                os.makedirs(os.path.dirname(into), exist_ok=True)
+                copy_file(folder, name, listed, into)
+            except OSError:
+                continue
+    finally:
+        os.close(top)
 
 
 def _mask(target: str) -> None:

@@ -1,139 +1,149 @@
-"""Where a submission's modules are: the folder the user named (never through a symbolic link), the one folder
-below it that holds them, or the modules a notebook's tagged cells make; refused where it lies in the grader's
-own material or holds a link."""
+"""Which submission is graded: the folder the user named (never through a symbolic link), the one folder below it
+that holds the modules, or the modules a notebook's tagged cells make; refused where it lies in the grader's own
+material or holds a link. The folder is opened once, and what is graded is the grader's copy of it
+(`snapshot.take`)."""
 from __future__ import annotations
 
-import atexit
+import hashlib
 import os
-import shutil
-import tempfile
+import stat
 from pathlib import Path
 
 from grader import topics as topic_registry
-from grader.sandbox import mounts, policy
-
+from grader.sandbox import policy
+from grader.submission.opening import BadInput, FOLDER, open_below, open_given, path_of
+from grader.submission.snapshot import Snapshot, take
 
 SEARCH_DEPTH = 3  # how deep below the given folder a submission's modules are looked for
 
 
-class BadInput(ValueError):
-    """An argument the user gave is wrong; the message names it."""
-
-
-def resolve_submission(path: Path) -> tuple[Path, str | None]:
-    """The folder that holds the topic modules, and a note when it is a subfolder of the one given (or a
-    temporary folder of the modules a notebook's tagged cells make).
+def resolve_submission(path: Path) -> tuple[Snapshot, str | None]:
+    """The grader's copy of the submission, and a note when it is of a subfolder of the one given (or of the
+    modules a notebook's tagged cells make). The caller removes the copy (`with`), else it goes at exit.
 
     An upload often has its modules one level down (`submission/exercises/sampling.py`): when the given folder
     holds no topic module and exactly one folder below it does, that folder is graded. BadInput for a path that is
-    or passes through a symbolic link, a folder inside the grader's own material, or one that holds a link.
+    or passes through a symbolic link, a folder inside the grader's own material, or one that holds a link. The
+    path is opened once, without following a link; all that is judged and copied is what was opened.
     """
-    refuse_links_on_the_way(path)
-    if not path.exists():
-        raise BadInput(f"submission folder {str(path)!r} does not exist "
-                       f"(run from the folder that holds it, or pass --submission DIR)")
-    if path.is_file() and path.suffix == ".ipynb":
-        return _notebook_folder(path)
-    if not path.is_dir():
-        raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
-    path = path.resolve()
-    modules = [f"{t}.py" for t in topic_registry.all_topics()]
-    if _holds_modules(path, modules):
-        return _refuse_what_it_must_not_hold(path), None
-    found = _folders_with_modules(path, modules, SEARCH_DEPTH)
-    expected = ", ".join(modules)
-    if not found:
-        raise BadInput(f"no topic module in {str(path)!r} or the folders below it (looked {SEARCH_DEPTH} levels "
-                       f"down for any of: {expected})")
-    if len(found) > 1:
-        listed = ", ".join(repr(str(f.relative_to(path))) for f in found[:5])
-        raise BadInput(f"{str(path)!r} holds no topic module, and several folders below it do ({listed}): "
-                       f"pass the one to grade with --submission")
-    return _refuse_what_it_must_not_hold(found[0]), (f"{str(path)!r} holds no topic module: grading "
-                                                     f"{str(found[0])!r}, the one folder below it that does")
-
-
-def refuse_links_on_the_way(path: Path) -> None:
-    """BadInput when the submission path the user gave is, or passes through, a symbolic link: the grader grades
-    a folder, never where a link points (`exercises -> ../solutions` would be graded as the model answers).
-
-    Only the components the user chose are looked at, as given and before anything is resolved: for a relative
-    path, or an absolute one below the working folder (as the system or the shell's $PWD names it), those below
-    the working folder, however the user reached it; for another absolute path every component but a link
-    directly in `/`, which only the administrator can make (macOS's /tmp and /var, /bin on merged-/usr systems).
-    """
-    working = [Path(w) for w in (os.getcwd(), os.environ.get("PWD")) if w and os.path.isabs(w)]
-    working = [w for w in working if _same_folder(w, Path("."))]
-    base = next((w for w in working if path.is_absolute() and path.parts[:len(w.parts)] == w.parts), None)
-    if not path.is_absolute():
-        base, parts = Path(os.getcwd()), path.parts
-    elif base is not None:
-        parts = path.parts[len(base.parts):]
-    else:
-        base, parts = Path(path.anchor), path.parts[1:]
-    current = base
-    for i, part in enumerate(parts):
-        current = current / part
-        system_alias = current.parent == Path(current.anchor) and path.is_absolute() and base == Path(path.anchor)
-        if part not in (".", "..") and current.is_symlink() and not system_alias:
-            shown = Path(*path.parts[:len(path.parts) - len(parts) + i + 1])
-            what = "is a symbolic link" if i == len(parts) - 1 else f"passes through the symbolic link {str(shown)!r}"
-            raise BadInput(f"submission {str(path)!r} {what} (to {os.readlink(current)!r}): the grader grades only "
-                           f"a real folder or notebook, never what a link points to; pass the folder itself")
-
-
-def _same_folder(a: Path, b: Path) -> bool:
+    top, info = open_given(path)
     try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
+        if stat.S_ISREG(info.st_mode) and path.suffix == ".ipynb":
+            return _notebook_snapshot(path, top)
+        if not stat.S_ISDIR(info.st_mode):
+            raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
+        given = path_of(top, path)
+        modules = [f"{t}.py" for t in topic_registry.all_topics()]
+        if _holds_modules(top, modules):
+            return _snapshot(top, given), None
+        found = _folders_with_modules(top, Path(), modules, SEARCH_DEPTH)
+        expected = ", ".join(modules)
+        if not found:
+            raise BadInput(f"no topic module in {str(given)!r} or the folders below it (looked {SEARCH_DEPTH} levels "
+                           f"down for any of: {expected})")
+        if len(found) > 1:
+            listed = ", ".join(repr(str(f)) for f in found[:5])
+            raise BadInput(f"{str(given)!r} holds no topic module, and several folders below it do ({listed}): "
+                           f"pass the one to grade with --submission")
+        below = open_below(top, found[0])
+        try:
+            return _snapshot(below, given / found[0]), (f"{str(given)!r} holds no topic module: grading "
+                                                        f"{str(given / found[0])!r}, the one folder below it that does")
+        finally:
+            os.close(below)
+    finally:
+        os.close(top)
 
 
-def _refuse_what_it_must_not_hold(folder: Path) -> Path:
-    """`folder` (resolved), or BadInput when it lies inside the grader's own material (its package, reference,
-    solutions, tests or history: `policy.grader_material`, which the sandbox hides) or holds a symbolic link among
-    the files the sandbox's copy of it takes (`mounts.submission_files`)."""
-    for material in policy.grader_material(policy.site_dirs()):
-        if material.resolve() in folder.parents:
-            raise BadInput(f"submission folder {str(folder)!r} lies inside the grader's own {str(material)!r}, "
-                           f"which is never graded as a submission; pass a folder of your own")
-    for relative, entry in mounts.submission_files(str(folder)):
-        if os.path.islink(entry):
-            raise BadInput(f"submission folder {str(folder)!r} holds the symbolic link {relative!r} (to "
-                           f"{os.readlink(entry)!r}): the grader reads only the files themselves; put the file "
-                           f"in its place")
-    return folder
+def _snapshot(folder: int, given: Path) -> Snapshot:
+    """The copy of the folder open at `folder`, or BadInput when it lies inside the grader's own material (its
+    package, reference, solutions, tests or history: `policy.grader_material`, which the sandbox hides), judged by
+    the folder opened, or holds a symbolic link among the files the copy takes."""
+    material = {}
+    for path in policy.grader_material(policy.site_dirs()):
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue
+        material[(info.st_dev, info.st_ino)] = path
+    inside = _inside(folder, material)
+    if inside is not None:
+        raise BadInput(f"submission folder {str(given)!r} lies inside the grader's own {str(inside)!r}, "
+                       f"which is never graded as a submission; pass a folder of your own")
+    return take(folder, given)
 
 
-def _notebook_folder(notebook: Path) -> tuple[Path, str]:
-    """A temporary folder holding the modules extracted from the notebook's tagged cells (never executed)."""
+def _inside(folder: int, material: dict[tuple[int, int], Path]) -> Path | None:
+    """The folder of `material` (by device and inode) that the folder open at `folder` lies below, if any: its
+    parents are walked up through `..` from the folder itself, never by name."""
+    current = os.dup(folder)
+    try:
+        here = os.fstat(current)
+        for _ in range(4096):  # deeper than any path the system can name
+            parent = os.open("..", FOLDER, dir_fd=current)
+            os.close(current)
+            current, above = parent, os.fstat(parent)
+            if (above.st_dev, above.st_ino) == (here.st_dev, here.st_ino):
+                return None  # the root
+            if (above.st_dev, above.st_ino) in material:
+                return material[(above.st_dev, above.st_ino)]
+            here = above
+        return None
+    finally:
+        os.close(current)
+
+
+def _notebook_snapshot(notebook: Path, opened: int) -> tuple[Snapshot, str]:
+    """A copy holding the modules extracted from the notebook open at `opened` (its tagged cells, never executed)."""
     from grader.submission.notebook import write_modules
 
-    folder = Path(tempfile.mkdtemp(prefix="infergrade-notebook-"))
-    folder.chmod(0o755)  # a root grader's child runs as nobody and must read it
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    snapshot = Snapshot(Path(os.path.realpath(notebook)))
     try:
-        found = write_modules(notebook, folder)
+        found = write_modules(notebook, snapshot.folder, opened)
+        for module in (f"{topic}.py" for topic in found):
+            (snapshot.folder / module).chmod(0o644)  # a root grader's child runs as nobody and must read it
+            snapshot.files[module] = hashlib.sha256((snapshot.folder / module).read_bytes()).hexdigest()
     except ValueError as exc:
+        snapshot.remove()
         raise BadInput(str(exc)) from None
-    return folder, f"grading the tagged cells of {str(notebook)!r} ({', '.join(found)})"
+    except BaseException:
+        snapshot.remove()
+        raise
+    return snapshot, f"grading the tagged cells of {str(notebook)!r} ({', '.join(found)})"
 
 
-def _holds_modules(folder: Path, modules: list[str]) -> bool:
-    return any((folder / m).is_file() for m in modules)
+def _holds_modules(folder: int, modules: list[str]) -> bool:
+    """Whether the folder open at `folder` holds a topic module (a file, or a link that the copy then refuses)."""
+    for module in modules:
+        try:
+            if stat.S_ISREG((info := os.stat(module, dir_fd=folder, follow_symlinks=False)).st_mode) or \
+                    stat.S_ISLNK(info.st_mode):
+                return True
+        except OSError:
+            continue
+    return False
 
 
-def _folders_with_modules(folder: Path, modules: list[str], depth: int) -> list[Path]:
-    """Folders below `folder` (not following links, skipping hidden and cache folders) that hold a topic module."""
+def _folders_with_modules(folder: int, relative: Path, modules: list[str], depth: int) -> list[Path]:
+    """Folders below the one open at `folder` (`relative` to the given one; never through a link, skipping hidden
+    and cache folders) that hold a topic module, by their path relative to the given folder."""
     found = []
     try:
-        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
-                          and not p.name.startswith((".", "__")))
+        with os.scandir(folder) as listing:
+            children = sorted(e.name for e in listing if e.is_dir(follow_symlinks=False)
+                              and not e.name.startswith((".", "__")))
     except OSError:
         return found
-    for child in children:
-        if _holds_modules(child, modules):
-            found.append(child)
-        elif depth > 1:
-            found += _folders_with_modules(child, modules, depth - 1)
+    for name in children:
+        try:
+            child = open_below(folder, Path(name))
+        except OSError:
+            continue
+        try:
+            if _holds_modules(child, modules):
+                found.append(relative / name)
+            elif depth > 1:
+                found += _folders_with_modules(child, relative / name, modules, depth - 1)
+        finally:
+            os.close(child)
     return found

@@ -25,12 +25,14 @@ def units(topic: str) -> list[str]:
     return [name for name in topic_registry.api(topic) if "." not in name]
 
 
-def read_notebook(path: Path) -> nbformat.NotebookNode:
-    """The notebook at `path`, read (never executed); ValueError says why it cannot be graded."""
-    if path.is_symlink():
+def read_notebook(path: Path, opened: int | None = None) -> nbformat.NotebookNode:
+    """The notebook at `path` (read through `opened`, a descriptor of it, where given), read (never executed);
+    ValueError says why it cannot be graded."""
+    if opened is None and path.is_symlink():
         raise ValueError(f"notebook {str(path)!r} is a symbolic link: pass the notebook itself")
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:  # no link, no FIFO wait
+        fd = os.dup(opened) if opened is not None else os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open(fd, "rb") as f:  # no link, no FIFO wait
             data = f.read(MAX_NOTEBOOK_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"cannot read notebook {str(path)!r}: {exc.strerror}") from None
@@ -120,9 +122,10 @@ def _plain_python(source: str) -> str:
     return re.sub(r"(?m)^[ \t]*[%!].*$", "", source if isinstance(source, str) else "".join(source))
 
 
-def write_modules(nb_path: Path, folder: Path) -> list[str]:
-    """Write `<topic>.py` into `folder` for each topic the notebook holds; the topics, or ValueError."""
-    modules = from_notebook(read_notebook(nb_path))
+def write_modules(nb_path: Path, folder: Path, opened: int | None = None) -> list[str]:
+    """Write `<topic>.py` into `folder` for each topic the notebook holds (read through `opened` where given); the
+    topics, or ValueError."""
+    modules = from_notebook(read_notebook(nb_path, opened))
     if not modules:
         raise ValueError(f"notebook {str(nb_path)!r} has no cell tagged with a topic's function "
                          f"(tags like 'sampling.top_p_filter', as `infergrade notebook` writes them)")

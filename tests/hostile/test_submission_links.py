@@ -95,7 +95,7 @@ def test_a_folder_inside_the_graders_material_is_refused(tmp_path, monkeypatch):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "kv_cache.py").write_text(KV)
     monkeypatch.setattr(policy, "REPO", tmp_path)
-    assert resolve_submission(tmp_path / "mine")[0] == (tmp_path / "mine").resolve()
+    assert resolve_submission(tmp_path / "mine")[0].given == (tmp_path / "mine").resolve()
     with pytest.raises(BadInput, match="grader's own"):
         resolve_submission(tmp_path / "solutions" / "hw")
     with pytest.raises(BadInput, match="grader's own"):
@@ -145,6 +145,6 @@ def test_normal_submissions_are_still_graded(open_folder, monkeypatch):
     monkeypatch.chdir(REPO)
     for given, folder in ((Path("exercises"), REPO / "exercises"), (Path("solutions"), REPO / "solutions"),
                           (open_folder, open_folder)):
-        assert resolve_submission(given)[0] == folder.resolve()
+        assert resolve_submission(given)[0].given == folder.resolve()
     done = infergrade("check", "kv_cache", "--submission", open_folder, cwd=REPO)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

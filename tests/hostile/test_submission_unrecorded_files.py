@@ -45,8 +45,8 @@ def test_resume_skips_an_unchanged_submission_graded_from_a_folder_below(open_fo
     (bob / "upload").mkdir(parents=True)
     (bob / "upload" / "kv_cache.py").write_text(KV)
     result = open_folder / "bob.json"
-    graded, _ = resolve_submission(bob)  # as grade-batch finds it: upload/, the one folder below that holds modules
-    batch.write_results(grade(graded, ["kv_cache"], hidden=False, seed=1, with_progress=False), result)
+    with resolve_submission(bob)[0] as graded:  # as grade-batch finds it: upload/, the one folder below with modules
+        batch.write_results(grade(graded, ["kv_cache"], hidden=False, seed=1, with_progress=False), result)
     assert batch.already_graded(bob, result, hidden=False, seed=1)
 
 
@@ -57,28 +57,36 @@ def test_a_tree_of_empty_folders_is_walked_only_as_far_as_the_entry_budget(tmp_p
     for i in range(mounts.SUBMISSION_FILES + 500):
         (tmp_path / "junk" / f"{i:05}").mkdir(parents=True)
     walked = []
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def counting_walk(*args, **kwargs):
-        for step in real_walk(*args, **kwargs):
-            walked.append(step[0])
-            yield step
+    def counting_scandir(folder):
+        walked.append(folder)
+        return real_scandir(folder)
 
-    monkeypatch.setattr(mounts.os, "walk", counting_walk)
-    assert [relative for relative, _ in mounts.submission_files(str(tmp_path))] == ["kv_cache.py"]
+    monkeypatch.setattr(mounts.os, "scandir", counting_scandir)
+    assert taken(tmp_path) == ["kv_cache.py"]
     assert len(walked) <= mounts.SUBMISSION_FILES + 1
 
 
+def taken(folder) -> list[str]:
+    """The relative paths mounts.submission_entries takes of `folder`, in copy order."""
+    top = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return [relative for relative, *_ in mounts.submission_entries(top)]
+    finally:
+        os.close(top)
+
+
 def counted_lstat(monkeypatch) -> list:
-    """The paths mounts.submission_files looks at, as they are looked at."""
+    """The names mounts.submission_entries looks at (an lstat each), as they are looked at."""
     looked = []
-    real_lstat = os.lstat
+    real_stat = os.stat
 
-    def counting_lstat(path, *args, **kwargs):
+    def counting_stat(path, *args, **kwargs):
         looked.append(path)
-        return real_lstat(path, *args, **kwargs)
+        return real_stat(path, *args, **kwargs)
 
-    monkeypatch.setattr(mounts.os, "lstat", counting_lstat)
+    monkeypatch.setattr(mounts.os, "stat", counting_stat)
     return looked
 
 
@@ -89,8 +97,8 @@ def test_a_folder_of_many_files_is_looked_at_only_as_far_as_the_entry_budget(tmp
     for i in range(2 * mounts.SUBMISSION_FILES):
         (tmp_path / f"junk{i:05}").touch()
     looked = counted_lstat(monkeypatch)
-    taken = [relative for relative, _ in mounts.submission_files(str(tmp_path))]
-    assert taken[0] == "kv_cache.py" and len(taken) == mounts.SUBMISSION_FILES
+    files = taken(tmp_path)
+    assert files[0] == "kv_cache.py" and len(files) == mounts.SUBMISSION_FILES
     assert len(looked) <= mounts.SUBMISSION_FILES
 
 
@@ -102,5 +110,5 @@ def test_files_past_the_byte_budget_are_looked_at_only_as_far_as_the_entry_budge
         with open(tmp_path / f"sparse{i:05}", "wb") as f:
             f.truncate(mounts.SUBMISSION_BYTES + 1)
     looked = counted_lstat(monkeypatch)
-    assert [relative for relative, _ in mounts.submission_files(str(tmp_path))] == ["kv_cache.py"]
+    assert taken(tmp_path) == ["kv_cache.py"]
     assert len(looked) <= mounts.SUBMISSION_FILES
