@@ -241,24 +241,34 @@ def test_the_sharded_workflow_grades_n_shards_of_one_class_and_merges_them(shard
     assert all(PINNED_ACTIONS.match(u) for u in uses), uses
 
 
-def test_the_sharded_workflow_collects_every_repository_into_one_class_folder(sharded, tmp_path):
-    """The collect step run as Actions runs it, with a stand-in for `gh repo clone`: a folder per repository with
-    its exercises/, a note for one that cannot be cloned or has none, and a refused list with a non-repository."""
+def collect_step(sharded, tmp_path: Path, clones: str):
+    """`collect(repositories, where)`: the collect step run as Actions runs it, in `where` beside the instructor's
+    checkout (this one), by a python3 without site-packages (the runner's: no torch) and a stand-in for
+    `gh repo clone` that runs the shell `clones` for `$3` (the repository) into `$4` (the folder)."""
     (step,) = [s for s in sharded["jobs"]["collect"]["steps"] if s.get("name") == "Collect the submissions"]
-    fake = tmp_path / "bin" / "gh"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/bash\n# gh repo clone REPO DIR -- --quiet\ncase "$3" in\n  org/gone) exit 1;;\n'
-                    '  org/bare) mkdir -p "$4/docs";;\n  *) mkdir -p "$4/exercises" && echo "# $3" > '
-                    '"$4/exercises/kv_cache.py";;\nesac\n')
-    fake.chmod(0o755)
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "gh").write_text(f"#!/bin/bash\n# gh repo clone REPO DIR -- --quiet\n{clones}")
+    (bin_ / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    for tool in ("gh", "python3"):
+        (bin_ / tool).chmod(0o755)
 
     def collect(repositories: str, where: Path) -> subprocess.CompletedProcess:
         where.mkdir()
+        (where / "instructor").symlink_to(ROOT)  # where actions/checkout put the instructor's repository
         env = {**os.environ, "REPOSITORIES": repositories, "REF": "",
-               "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+               "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}"}
         return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=where, env=env, capture_output=True, text=True,
                               timeout=60)
+    return collect
 
+
+def test_the_sharded_workflow_collects_every_repository_into_one_class_folder(sharded, tmp_path):
+    """The collect step: a folder per repository with its exercises/, a note for one that cannot be cloned or has
+    none, and a refused list with a non-repository."""
+    collect = collect_step(sharded, tmp_path, 'case "$3" in\n  org/gone) exit 1;;\n  org/bare) mkdir -p "$4/docs";;\n'
+                                              '  *) mkdir -p "$4/exercises" && echo "# $3" > '
+                                              '"$4/exercises/kv_cache.py";;\nesac\n')
     done = collect("org/ada, org/bo\norg/gone org/bare org/ada", tmp_path / "ok")
     assert done.returncode == 0, done.stderr
     made = {p.name: sorted(f.name for f in p.iterdir()) for p in (tmp_path / "ok" / "class").iterdir()}
@@ -266,7 +276,30 @@ def test_the_sharded_workflow_collects_every_repository_into_one_class_folder(sh
                     "org--bare": ["MISSING.txt"]}
     assert (tmp_path / "ok" / "class" / "org--bo" / "kv_cache.py").read_text() == "# org/bo\n"
     assert "org/gone" in (tmp_path / "ok" / "class" / "org--gone" / "MISSING.txt").read_text()
+    assert "org/bare" in (tmp_path / "ok" / "class" / "org--bare" / "MISSING.txt").read_text()
     assert not (tmp_path / "ok" / "checkout").exists()
     refused = collect("org/ada org/$(touch_x)", tmp_path / "bad")
     assert refused.returncode != 0 and "org/$(touch_x)" in refused.stderr
-    assert sorted(p.name for p in (tmp_path / "bad").iterdir()) == ["repositories.txt"]  # nothing cloned
+    assert sorted(p.name for p in (tmp_path / "bad").iterdir()) == ["instructor", "repositories.txt"]  # no clone
+
+
+def test_the_collect_step_refuses_a_linked_exercises_folder_and_copies_no_link(sharded, tmp_path):
+    """Found: a repository whose exercises/ linked to a classmate's collected folder was graded as the classmate's
+    (upload-artifact follows links), and kept as a link it had no row at all. Now a linked exercises/, or one that
+    holds a link, is not collected: its folder holds a note naming the link, and the class folder holds no link."""
+    collect = collect_step(sharded, tmp_path, 'mkdir -p "$4"\ncase "$3" in\n'
+                                              '  org/linked) ln -s ../class/org--ada "$4/exercises";;\n'
+                                              '  org/inner) mkdir "$4/exercises" && '
+                                              'ln -s ../../class/org--ada/kv_cache.py "$4/exercises/kv_cache.py";;\n'
+                                              '  *) mkdir "$4/exercises" && echo "# $3" > '
+                                              '"$4/exercises/kv_cache.py";;\nesac\n')
+    done = collect("org/ada org/linked org/inner", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "run" / "class"
+    made = {p.name: sorted(f.name for f in p.iterdir()) for p in folder.iterdir()}
+    assert made == {"org--ada": ["kv_cache.py"], "org--linked": ["MISSING.txt"], "org--inner": ["MISSING.txt"]}
+    assert not [p for p in folder.rglob("*") if p.is_symlink()]
+    linked, inner = ((folder / f"org--{n}" / "MISSING.txt").read_text() for n in ("linked", "inner"))
+    assert "org/linked" in linked and "symbolic link" in linked and "../class/org--ada" in linked
+    assert "org/inner" in inner and "symbolic link" in inner and "kv_cache.py" in inner
+    assert linked.strip() in done.stdout and inner.strip() in done.stdout  # the warnings in the run's summary
