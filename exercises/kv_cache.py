@@ -13,7 +13,12 @@ A key whose value is None (`null` in JSON) counts as absent. The keys that matte
                        inference the K and V up-projections are absorbed into the query and output projections,
                        so attention reads the latent itself; the per-head keys qk_nope_head_dim and v_head_dim
                        describe attention, not the cache),
-  sliding_window       (optional: a windowed layer attends to, and caches, at most this many recent tokens),
+  sliding_window       (optional: a windowed layer's query attends to at most this many recent tokens, its
+                       own included; this exercise counts those sliding_window tokens as the layer's cache, as
+                       Hugging Face's StaticSlidingWindowLayer allocates them. Its DynamicSlidingWindowLayer
+                       keeps one token less, sliding_window - 1, between steps (each step adds the new token's
+                       key and value), and vLLM V1 frees what falls outside the next token's window, whole blocks
+                       at a time: a convention of one token per layer, not a different model),
   layer_types          (optional, one entry per layer: exactly the layers marked "sliding_attention" are
                        windowed; Gemma-2/3 and gpt-oss alternate local and global layers),
   use_sliding_window   (optional: without layer_types, every layer is windowed when sliding_window is set,
@@ -40,7 +45,8 @@ def kv_bytes_per_token(config: dict, dtype_bytes: int = 2) -> int:
 def kv_cache_bytes(config: dict, seq_len: int, batch: int = 1, dtype_bytes: int = 2) -> int:
     """Bytes of KV cache held by `batch` sequences of `seq_len` tokens each.
 
-    A windowed layer keeps at most `sliding_window` tokens of each sequence; every other layer keeps all of them.
+    A windowed layer keeps at most `sliding_window` tokens of each sequence (the window this exercise counts, the
+    new token's own included); every other layer keeps all of them.
 
     Args:
         config: Hugging Face config dict.

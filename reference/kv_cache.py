@@ -73,7 +73,10 @@ def kv_bytes_per_token(config: dict, dtype_bytes: int = 2) -> int:
 
 
 def tokens_kept_per_layer(config: dict, seq_len: int) -> list[int]:
-    """For each layer, how many of a sequence's tokens stay cached: all of them, or the last `sliding_window`."""
+    """For each layer, how many of a sequence's tokens stay cached: all of them, or the last `sliding_window`.
+
+    The window counted is the one a query attends to, its own token included (Hugging Face's static sliding cache
+    allocates as many slots; its dynamic one keeps sliding_window - 1 between steps)."""
     kept = []
     for windowed in windowed_layers(config):
         if windowed and config["sliding_window"] < seq_len:

@@ -44,7 +44,8 @@ def kv_bytes_per_token(config: dict, dtype_bytes: int = 2) -> int:
 
 
 def kv_cache_bytes(config: dict, seq_len: int, batch: int = 1, dtype_bytes: int = 2) -> int:
-    """Cache bytes for `batch` sequences of `seq_len` tokens; windowed layers keep at most sliding_window tokens."""
+    """Cache bytes for `batch` sequences of `seq_len` tokens; windowed layers keep at most sliding_window tokens
+    (the attended window, the new token's included: Hugging Face's dynamic cache keeps one less between steps)."""
     if seq_len < 0:
         raise ValueError(f"seq_len must be >= 0, got {seq_len}")
     if batch < 0:

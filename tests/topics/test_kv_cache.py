@@ -157,6 +157,28 @@ def test_a_raw_gemma2_config_json_undercounts_its_cache_by_a_third():
     assert 3 * ref.kv_cache_bytes(raw, 8192) == 2 * ref.kv_cache_bytes(loaded, 8192)
 
 
+@pytest.mark.parametrize("seq_len", [3, 7, 8, 13])
+def test_hugging_faces_sliding_caches_hold_the_window_or_one_token_less(seq_len):
+    # what the stub and the notebook say (issue 26, point 9): a windowed query attends to sliding_window tokens,
+    # its own included, and the exercise counts those; Hugging Face's static sliding layer allocates them, its
+    # dynamic one keeps sliding_window - 1 between steps and attends to them plus the new token
+    cache_utils = pytest.importorskip("transformers.cache_utils")
+    window, heads, dim = 8, 2, 4
+    config = {"num_hidden_layers": 1, "num_attention_heads": heads, "head_dim": dim, "sliding_window": window}
+    dynamic = cache_utils.DynamicSlidingWindowLayer(sliding_window=window)
+    static = cache_utils.StaticSlidingWindowLayer(max_cache_len=64, sliding_window=window)
+    for _token in range(seq_len):
+        new = torch.zeros(1, heads, 1, dim, dtype=torch.bfloat16)  # [B, H_kv, 1, D], 2 bytes an element
+        attended, _ = dynamic.update(new, new)
+        static.update(new, new)
+    token_bytes = 2 * heads * dim * 2  # K and V of one token in one layer
+    counted = ref.kv_cache_bytes(config, seq_len)
+    assert attended.shape[-2] * token_bytes == counted                   # the window attended is what is counted
+    held = dynamic.keys.nbytes + dynamic.values.nbytes
+    assert held == counted - (token_bytes if seq_len >= window else 0)   # the dynamic layer keeps one token less
+    if seq_len >= window:
+        assert static.keys.nbytes + static.values.nbytes == counted      # the static layer allocates the window
+
 def test_memory_plan_by_hand():
     llama = hf_config("meta-llama--Meta-Llama-3-8B")
     weights = 8_030_261_248 * 2
@@ -422,4 +444,8 @@ def test_notebook_closes_on_what_the_topic_does_not_do():
 
     last = build("kv_cache").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
-    assert all(phrase in " ".join(last.source.split()) for phrase in ('computation state, not memory',))
+    # the chapter's completion standard: computation state, not memory; deleting it costs a recomputation, not a
+    # capability; a hit is not remembering a user (and with prefix caching, full blocks stay until evicted)
+    phrases = ("computation state, not memory", "costs a recomputation", "never a capability",
+               "A cache hit is not the model remembering a user", "until memory pressure evicts them")
+    assert all(phrase in " ".join(last.source.split()) for phrase in phrases)

@@ -8,6 +8,12 @@ how many tokens a layer keeps, and multi-head latent attention (DeepSeek-V3) cac
 K/V pair. MLA does not rebuild K and V from that latent at inference either: the K and V up-projections are
 absorbed into the query and output projections (DeepSeek-V2, 2024), so decoding attends to the latent itself.
 
+How many tokens a window keeps is a convention of one token. A windowed query attends to at most `sliding_window`
+tokens, its own included, and this exercise counts those `sliding_window` tokens as the layer's cache (Hugging
+Face's `StaticSlidingWindowLayer` allocates that many slots). Hugging Face's `DynamicSlidingWindowLayer` keeps
+`sliding_window - 1` between steps and adds the new token's key and value during the step; vLLM V1 likewise frees
+what falls outside the next token's window, in whole blocks.
+
 The cache, not the weights, usually decides how many requests a GPU can serve at once: after the weights and
 some reserved memory, the rest is divided into whole sequences. Doubling the context halves the concurrency.
 Read the numbers from a model's Hugging Face config as transformers loads it (`AutoConfig.from_pretrained`), the
@@ -60,12 +66,20 @@ print("bytes per token:", impl.kv_bytes_per_token(config))
 ]
 
 CLOSING = """
-A KV cache is computation state, not memory. It holds the keys and values that attention over this sequence's
-tokens already computed, so that the next token need not compute them again; it is a function of the tokens in
-the context and nothing else. It does not let the model remember anything beyond its context, learn from a
-conversation, or recall what an earlier request said: once a sequence ends, its cache is freed, and a later
-request sees only the tokens it is given. Sizing the cache tells you how many tokens of context fit on the
-hardware, not how much of that context the model will use well, and a longer context bought with a smaller cache
-(a window, fewer KV heads) is a property of the model's architecture, not a saving the serving engine can apply to
-any model.
+A KV cache is computation state, not memory or knowledge. It holds the keys and values that attention over this
+sequence's tokens already computed, so that the next token need not compute them again; it is a function of the
+tokens in the context and of the weights, nothing else. Deleting a cache costs a recomputation (a prefill over the
+same tokens gives the same keys and values back), never a capability: what the model can do lives in its
+parameters, which no cache operation touches.
+
+A cache hit is not the model remembering a user. When a sequence ends its blocks are released, but an engine with
+prefix caching (vLLM V1's default, SGLang's radix cache) keeps the full ones in its pool, found by a hash of their
+tokens, until memory pressure evicts them; a later request whose prompt starts with the same tokens reuses them
+instead of computing them again. That saves time on a repeated prefix. It carries nothing the later request did
+not send again in its own prompt, it is gone after the next eviction, and it does not let the model learn from a
+conversation or recall what an earlier request said.
+
+Sizing the cache tells you how many tokens of context fit on the hardware, not how much of that context the model
+will use well, and a longer context bought with a smaller cache (a window, fewer KV heads) is a property of the
+model's architecture, not a saving the serving engine can apply to any model.
 """
