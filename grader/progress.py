@@ -13,9 +13,10 @@ STATUSES = ("passed", "failed", "error", "timeout", "not_started")
 
 
 def blocked_by(status: str | None, hint: str | None, waiting_for: str | None) -> str | None:
-    """The other, still-stubbed function that a not-started check of `hint` ("sampling.apply_temperature") waits
-    for (it also calls `filtered_probs`), or None: such a check says nothing about the function it checks."""
-    if status != "not_started" or not waiting_for or not hint or "." not in hint:
+    """The other function that a check of `hint` ("sampling.apply_temperature", whose check also calls
+    `filtered_probs`) waits for: still stubbed, raising, or with a helper still stubbed when the check called it;
+    else None. Such a check says nothing about the function it checks."""
+    if status not in ("not_started", "error", "failed") or not waiting_for or not hint or "." not in hint:
         return None
     return None if waiting_for.split(".")[0] == hint.split(".")[1] else waiting_for
 

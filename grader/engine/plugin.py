@@ -41,8 +41,10 @@ class CheckResult:
     duration_s: float = 0.0
     internal_error: bool = False
     import_failure: bool = False  # the topic's module could not be imported: said once, at the topic
-    function: str | None = None   # the submission function a `not_started` check is waiting for
+    function: str | None = None   # the function a `not_started` check waits for, or whose call raised (`error`)
     output: str = ""              # the last lines the submission printed during this check
+    called: set[str] = field(default_factory=set)  # the submission's functions and methods the check called
+    raised_by: str | None = None  # the last of them that raised NotImplementedError, caught by the check or not
     isolation: dict = field(default_factory=dict)
     tagged: str | None = None  # the misconception a narrow check targets (`@check(misconception=...)`)
     stopped: bool = False  # not run: its topic was stopped after TIMEOUTS_TO_STOP timeouts (said once, at the topic)
@@ -123,7 +125,8 @@ class ScorePlugin:
         config = self.check_config(result.topic, request.module)
         submission = Submission(self.pool, config, lambda name: self.signature_of(result.topic, name))
         yield submission
-        result.isolation = submission.isolation
+        result.isolation, result.called, result.raised_by = submission.isolation, submission.called, \
+            submission.raised_by
         if result.visibility == "public":  # a hidden check's output could carry its inputs out
             result.output = submission.output_tail()
         submission.close()
@@ -257,6 +260,7 @@ def classify(result: CheckResult, exc: BaseException, public: bool) -> None:
     elif isinstance(exc, SubmissionRaised):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
         status, message, category = "error", f"{exc}{where}", f"raised {_builtin_name(exc.type_name)}"
+        result.function = exc.function
     elif isinstance(exc, AssertionError):
         # a bare assert is reported by its source line: pytest's rendering of it varies and shows object reprs
         message = str(exc) if isinstance(exc, CheckFailure) else f"check failed at {_assertion_source(exc)}"

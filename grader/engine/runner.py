@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grader import topics as topic_registry
-from grader.engine import goldens
+from grader.engine import blame, goldens
 from grader.engine.plugin import CheckResult, ScorePlugin
 from grader.interrupt import Interrupted
 from grader.sandbox import cgroup, connection, folders, pool, remote
@@ -133,4 +133,5 @@ def run_checks(submission: Path, topics: list[str], hidden: bool, seed: int, rec
         results.append(CheckResult(f"{topic}.load_checks", topic, "the checks of this topic load", "public", 0,
                                    status="error", message=f"grader error: could not load {nodeid}:\n{text}",
                                    internal_error=True))
+    blame.point_at_callees(results, submission)
     return Run(results, plugin.interrupted, deadline_s, plugin.pool.deadline_passed)

@@ -71,6 +71,11 @@ def _topic_lines(topic: dict, verbose: bool, explained: set[str]) -> list[str]:
             next((c["hint"] for c in waiting if c["hint"]), None)
         lines.append(f"  {click.style('NOT STARTED', fg='yellow')} {function}: {_checks(len(waiting))} "
                      f"({sum(c['points'] for c in waiting)} pt)" + (f" — hint: infergrade hint {hint}" if hint else ""))
+        callers = sorted({c["hint"].split(".", 1)[1] for c in waiting if c["function"] and c["hint"]
+                          and "." in c["hint"] and c["hint"].split(".", 1)[1].split(".")[0] != function.split(".")[0]})
+        if callers:
+            lines.append(f"      {' and '.join(callers)} {'waits' if len(callers) == 1 else 'wait'} for {function}: "
+                         f"{'its' if len(callers) == 1 else 'their'} checks run once {function} is written")
     if interrupted:
         lines.append(f"  {click.style('INTERRUPTED', fg='red')} {_checks(len(interrupted))} did not finish "
                      f"({sum(c['points'] for c in interrupted)} pt)")

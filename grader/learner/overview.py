@@ -13,41 +13,53 @@ MARKS = {"passing": ("✓", "green"), "failing": ("✗", "red"), "not started": 
 
 
 def function_state(runs: list[dict]) -> str:
-    """A function's state from its checks' records: checks that wait for another, still-stubbed function count
-    neither way ("blocked" when they are all it has)."""
+    """A function's state from its checks' records: "failing" when a check of its own fails, else "blocked" while
+    some checks wait for another, still-stubbed function (they cannot tell yet), else by its own checks."""
     own = [e for e in runs if not progress.blocked_by(e["status"], e["function"], e["waiting_for"])]
-    if not own:
-        return "blocked" if runs else "not started"
-    if all(e["status"] == "not_started" for e in own):
+    if any(not e["passed"] and e["status"] != "not_started" for e in own):
+        return "failing"
+    if len(own) < len(runs):
+        return "blocked"
+    if not own or all(e["status"] == "not_started" for e in own):
         return "not started"
     return "passing" if all(e["passed"] for e in own) else "failing"
 
 
-def states(folder: Path) -> dict[str, dict[str, str]]:
-    """{topic: {function: "passing" | "failing" | "not started" | "blocked"}} from the recorded checks."""
+def waits_for(runs: list[dict]) -> list[str]:
+    """The other, still-stubbed functions that some of a function's checks wait for."""
+    return sorted({w for e in runs if (w := progress.blocked_by(e["status"], e["function"], e["waiting_for"]))})
+
+
+def recorded_runs(folder: Path) -> dict[str, dict[str, list[dict]]]:
+    """{topic: {function: the records of its checks}} (a method's checks count for its class)."""
     recorded: dict[str, list[dict]] = {}
     for entry in progress.load(folder)["checks"].values():
         if entry["function"]:
             recorded.setdefault(entry["function"], []).append(entry)
-    out = {}
-    for topic in topic_registry.all_topics():
-        out[topic] = {}
-        for name in topic_registry.api(topic):
-            if "." in name:
-                continue
-            runs = [e for f, es in recorded.items() if f == f"{topic}.{name}" or f.startswith(f"{topic}.{name}.")
-                    for e in es]
-            out[topic][name] = function_state(runs)
-    return out
+    return {topic: {name: [e for f, es in recorded.items() if f == f"{topic}.{name}" or
+                           f.startswith(f"{topic}.{name}.") for e in es]
+                    for name in topic_registry.api(topic) if "." not in name}
+            for topic in topic_registry.all_topics()}
 
 
-def _said(state: str) -> str:
-    return "waiting for another function to be written" if state == "blocked" else state
+def states(folder: Path) -> dict[str, dict[str, str]]:
+    """{topic: {function: "passing" | "failing" | "not started" | "blocked"}} from the recorded checks."""
+    return {topic: {name: function_state(runs) for name, runs in functions.items()}
+            for topic, functions in recorded_runs(folder).items()}
+
+
+def said(state: str, waits: list[str]) -> str:
+    """A function's state in words, with the functions some of its checks wait for."""
+    waited = " and ".join(waits)
+    if state == "blocked":
+        return f"waits for {waited}"
+    return f"{state} (some checks wait for {waited})" if waits else state
 
 
 def render(folder: Path) -> str:
     """The overview: a bar per topic, a mark per function, the hints read and the next suggested exercise."""
-    table, read = states(folder), progress.load(folder)["hints"]
+    runs, read = recorded_runs(folder), progress.load(folder)["hints"]
+    table = {topic: {name: function_state(r) for name, r in functions.items()} for topic, functions in runs.items()}
     lines, suggestion = [], None
     for topic, functions in table.items():
         done = sum(s == "passing" for s in functions.values())
@@ -57,7 +69,7 @@ def render(folder: Path) -> str:
         for name, state in functions.items():
             mark, color = MARKS[state]
             hint = read.get(f"{topic}.{name}")
-            lines.append(f"    {click.style(mark, fg=color)} {name:30} {_said(state)}" +
+            lines.append(f"    {click.style(mark, fg=color)} {name:30} {said(state, waits_for(runs[topic][name]))}" +
                          (f"  (hints read: {hint}/3)" if hint else ""))
             if suggestion is None and state not in ("passing", "blocked"):
                 suggestion = (topic, name, state)

@@ -123,7 +123,9 @@ def screen(watcher: Watcher, topic: str, note: str) -> str:
                      + (f" ({len(waits)} wait for {', '.join(sorted(set(waits)))})" if waits else ""))
     lines.append("")
     error = watcher.errors.get(topic)
-    failing = next((c for c in checks if c["status"] not in ("passed", "not_started", "skipped")), None)
+    failed = [c for c in checks if c["status"] not in ("passed", "not_started", "skipped")]
+    failing = next((c for c in failed if not progress.blocked_by(c["status"], c["hint"], c["function"])),
+                   next(iter(failed), None))  # a check that fails in its own function first
     if error:
         lines.append(click.style(f"{topic}.py could not be checked:", fg="red"))
         lines += [f"  {line}" for line in error.splitlines()[:SHOWN_LINES]]

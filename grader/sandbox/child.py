@@ -98,7 +98,20 @@ def describe_exception(exc: BaseException, submission_dir: str) -> dict:
             caret = " " * max((exc.offset or 1) - 1 - indent, 0) + "^"
             where += f"\n    {source.strip()}\n    {caret}"
     return {"type": type(exc).__qualname__, "types": [c.__name__ for c in type(exc).__mro__],
-            "message": message[:2000], "where": where[-2000:]}
+            "message": message[:2000], "where": where[-2000:], "raised_in": raised_in(exc, relative)}
+
+
+def raised_in(exc: BaseException, relative) -> dict:
+    """The submission's innermost frame of the traceback: the function (its qualified name), file and line the
+    exception came from, so that a NotImplementedError is charged to the function that still raises it."""
+    found = {}
+    tb = exc.__traceback__
+    while tb is not None:
+        name = relative(tb.tb_frame.f_code.co_filename)
+        if name is not None:
+            found = {"function": tb.tb_frame.f_code.co_qualname, "file": name, "line": tb.tb_lineno}
+        tb = tb.tb_next
+    return found
 
 
 class GraderObject:

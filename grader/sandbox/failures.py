@@ -9,10 +9,10 @@ from grader.text import printable
 
 
 class SubmissionRaised(Exception):
-    """The submission raised an exception during a call."""
+    """The submission raised an exception during a call (`call` as shown, of the contract function `function`)."""
 
-    def __init__(self, call: str, info: dict):
-        self.call = call
+    def __init__(self, call: str, info: dict, function: str | None = None):
+        self.call, self.function = call, function
         self.type_name = info["type"]
         self.type_names = list(info["types"])
         self.message = info["message"]
@@ -21,11 +21,16 @@ class SubmissionRaised(Exception):
 
 
 class NotImplementedYet(BaseException):
-    """The submission still raises NotImplementedError: the check stops at once (no shrinking, no retries)."""
+    """The submission still raises NotImplementedError: the check stops at once (no shrinking, no retries).
 
-    def __init__(self, function: str):
+    `function` is the contract function that raised it: the one the check called, or another that it calls (then
+    the check waits for that one, `called` says which was called)."""
+
+    def __init__(self, function: str, called: str | None = None):
         self.function = function
-        super().__init__(f"{function} is not implemented yet (it raises NotImplementedError)")
+        super().__init__(f"{function} is not implemented yet (it raises NotImplementedError)" if called in
+                         (None, function) else f"{called} waits for {function}, which is not implemented yet "
+                                               f"(it raises NotImplementedError)")
 
 
 class ChildFailure(BaseException):
@@ -54,10 +59,15 @@ def exception_info(value) -> dict:
     """An exception report from the child, with every field forced to the expected type (it is untrusted)."""
     value = value if isinstance(value, dict) else {}
     types = value.get("types")
+    raised = value.get("raised_in") if isinstance(value.get("raised_in"), dict) else {}
+    line = raised.get("line")
     return {"type": printable(str(value.get("type", "an exception"))[:200]),
             "types": [str(t)[:200] for t in types] if isinstance(types, list) else [],
             "message": printable(str(value.get("message", ""))[:2000]),
-            "where": printable(str(value.get("where", ""))[:2000])}
+            "where": printable(str(value.get("where", ""))[:2000]),
+            "raised_in": {"function": printable(str(raised.get("function", ""))[:200]),
+                          "file": printable(str(raised.get("file", ""))[:200]),
+                          "line": line if type(line) is int else 0}}
 
 
 def describe_status(status: int) -> str:

@@ -111,6 +111,8 @@ class Submission:
         self._reply_bytes = REPLY_BYTES
         self._served: dict[int, served.Served] = {}
         self.last_call = ""
+        self.called: set[str] = set()  # the submission's functions and methods this check called
+        self.raised_by: str | None = None  # the last of them that raised NotImplementedError (caught or not)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
@@ -212,6 +214,7 @@ class Submission:
     def _request(self, message: tuple, name: str, args, kwargs):
         what = describe_call(name, args, kwargs) if args is not None else name
         self.last_call = what
+        self.called.add(name)
         child = self._ensure()
         child.peak_rss_reset()
         if self._budget_left <= 0:
@@ -241,17 +244,34 @@ class Submission:
         if kind == "raised":
             value = exception_info(value)
             if value["type"] == "NotImplementedError":
-                raise NotImplementedYet(name)
+                self.raised_by = name
+                raise self._not_written(name, value)
             if child.output_full:
                 value = {**value, "message": f"{value['message']} — the submission printed more than the "
                                              f"{OUTPUT_BYTES // 2**20} MiB of output allowed"}
-            raised = SubmissionRaised(what, value)
+            raised = SubmissionRaised(what, value, name)
             signature = self._signature_of(name)
             if value["type"] == "TypeError" and signature and "argument" in value["message"]:
                 raised.message += f" (the contract's signature is {signature})"
                 raised.args = (f"{what} raised TypeError: {raised.message}",)
             raise raised
         return self._wrap(value)
+
+    def _not_written(self, called: str, value: dict) -> BaseException:
+        """Who a NotImplementedError belongs to: the function called, another contract function it calls (the
+        check waits for that one), or a helper of the student's own (the called function is failing: its helper
+        is not written)."""
+        raised = value["raised_in"]
+        function = raised["function"].removesuffix(".__init__")
+        if not function or function == called or "<" in function:  # no frame of the submission's, or a lambda's
+            return NotImplementedYet(called)
+        if self._signature_of(function) is not None:
+            return NotImplementedYet(function, called)
+        helper = SubmissionRaised(called, value, called)
+        shown = f"{value['message']!r}" if value["message"] else ""
+        helper.args = (f"{called} calls `{function}` ({raised['file']}:{raised['line']}), which still raises "
+                       f"NotImplementedError({shown})",)
+        return helper
 
     def _wrap(self, value):
         if isinstance(value, codec.Handle):
