@@ -7,9 +7,13 @@ import os
 import sys
 from typing import Callable, NoReturn
 
+from grader import collection
+
 
 def run_as_command(main: Callable[[], object]) -> NoReturn:
-    """Run `main` (a click command in standalone mode, which ends in SystemExit) as the process's command line."""
+    """Run `main` (a click command in standalone mode, which ends in SystemExit) as the process's command line,
+    without garbage collection until its checks start (`collection`)."""
+    collection.pause()
     try:
         main()
         code = 0

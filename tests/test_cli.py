@@ -314,3 +314,14 @@ def test_the_command_line_leaves_with_its_status_after_its_exit_handlers(tmp_pat
     assert done.returncode == status and done.stdout == "said"
     assert (tmp_path / "handler").read_text() == "ran"
     assert (code == "a message") == ("a message" in done.stderr)
+
+
+def test_the_command_line_collects_no_garbage_until_its_checks_start():
+    """Imports run without garbage collection; `collection.resume` freezes what they made and collects again."""
+    import subprocess
+
+    probe = ("import gc\nfrom grader import collection\nfrom grader.leaving import run_as_command\n"
+             "def main():\n    print(gc.isenabled(), gc.get_freeze_count() > 0)\n    collection.resume()\n"
+             "    print(gc.isenabled(), gc.get_freeze_count() > 0)\nrun_as_command(main)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.split("\n")[:2] == ["False False", "True True"], done
