@@ -26,11 +26,14 @@ def greedy_decode(model, prompt: list[int], max_new_tokens: int, eos_id: int | N
       count: a match that needs prompt tokens is no match. The matched tokens are removed from the output; when
       several stop sequences end there, the longest is removed;
     - "length": `max_new_tokens` tokens have been generated.
-    Removing the stop tokens is this exercise's convention, as OpenAI's and vLLM's `stop` strings do; vLLM keeps
-    the tokens of its `stop_token_ids`, and Hugging Face's `stop_strings` leave the string in the output.
+    Removing the stop tokens is this exercise's convention, as OpenAI and vLLM cut a `stop` string out of the
+    returned text. Others differ: a token of vLLM's `stop_token_ids` stays in the returned token ids (the text leaves
+    it out unless `include_stop_str_in_output` is set), and Hugging Face's `stop_strings` leave the string in.
 
-    Until `min_new_tokens` new tokens exist, eos may not be chosen: its logit counts as -inf at those steps (Hugging
-    Face's MinNewTokensLengthLogitsProcessor, vLLM's `min_tokens`). Stop sequences still end the output early.
+    Until `min_new_tokens` new tokens exist, eos may not be chosen: its logit counts as -inf at those steps. Stop
+    sequences still end the output early. This is Hugging Face's rule (MinNewTokensLengthLogitsProcessor: eos only).
+    vLLM's `min_tokens` holds back more: eos, every id of its `stop_token_ids`, and stop strings, which it ignores
+    until the minimum is reached.
 
     Args:
         model: callable, model(prompt + new_tokens) -> [V] logits.
@@ -132,9 +135,11 @@ def completion_status(text: str, finish_reason: str) -> str:
     taken as they are), with none it is the whole text (unfenced text is taken as code).
 
     "truncated" (judged first) when:
-    - finish_reason is a provider's word for hitting the token limit: "length" (OpenAI Chat, vLLM, Hugging
-      Face), "max_tokens" (Anthropic's stop_reason), "MAX_TOKENS" (Gemini), "max_output_tokens" (OpenAI
-      Responses' incomplete_details.reason). The answer was cut, even if what came back parses;
+    - finish_reason is a provider's word for hitting the token limit: "length" (OpenAI Chat, vLLM, Hugging Face's
+      TGI and Inference API; transformers' generate returns no finish reason), "max_tokens" and
+      "model_context_window_exceeded" (Anthropic's stop_reason: its output limit, and the model's context window
+      filled), "MAX_TOKENS" (Gemini), "max_output_tokens" (OpenAI Responses' incomplete_details.reason). The answer
+      was cut, even if what came back parses;
     - a fence is left open (an odd number of fences);
     - the code ends inside an unclosed bracket, or inside a string (a one-line string counts when nothing but
       whitespace follows its opening quote's line; triple-quoted strings may span lines);

@@ -18,9 +18,10 @@ from reference import sampling
 FINISH_REASONS = ("eos", "stop", "length")
 BRACKETS = {"(": ")", "[": "]", "{": "}"}
 STRING_PREFIX = set("rRbBuUfF")
-# Each provider's word for "the output hit the token limit": OpenAI Chat, vLLM and HF; Anthropic's stop_reason;
-# Gemini's finish_reason; OpenAI Responses' incomplete_details.reason.
-LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+# Each provider's word for "the output hit the token limit": OpenAI Chat, vLLM and Hugging Face's TGI and Inference
+# API ("length"; transformers' generate returns no finish reason); Anthropic's stop_reason, for its output limit and
+# for the model's context window; Gemini's finish_reason; OpenAI Responses' incomplete_details.reason.
+LIMIT_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS", "max_output_tokens"})
 FENCE = re.compile(r" {0,3}```")  # CommonMark: a fence may be indented by at most three spaces
 
 
@@ -59,7 +60,8 @@ def _check_min_new_tokens(min_new_tokens, max_new_tokens: int) -> None:
 
 
 def _without_eos(logits: list[float], eos_id) -> list[float]:
-    """The logits with eos_id's set to -inf (Hugging Face's MinNewTokensLengthLogitsProcessor)."""
+    """The logits with eos_id's set to -inf (Hugging Face's MinNewTokensLengthLogitsProcessor; vLLM's min_tokens
+    also holds back its stop_token_ids and stop strings, which this exercise does not)."""
     if eos_id is None or not 0 <= eos_id < len(logits):
         return logits
     return [-math.inf if v == eos_id else x for v, x in enumerate(logits)]

@@ -11,8 +11,9 @@ import torch
 
 BOUNDARY_RTOL = 1e-9  # a mass within 1e-9 (relative) of top_p counts as reaching it (contract)
 OPENERS, CLOSERS = "([{", ")]}"
-# Every provider's word for "cut by the token limit": OpenAI Chat / vLLM / HF, Anthropic, Gemini, OpenAI Responses.
-LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+# Every provider's word for "cut by the token limit": OpenAI Chat / vLLM / TGI, Anthropic (its output limit and its
+# context window), Gemini, OpenAI Responses.
+LIMIT_REASONS = frozenset({"length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS", "max_output_tokens"})
 FENCE = re.compile(r" {0,3}```")  # CommonMark: at most three spaces before a fence
 COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError)
 
@@ -48,8 +49,8 @@ def _require_min_new_tokens(min_new_tokens, max_new_tokens: int) -> None:
 
 
 def _block_eos(logits: torch.Tensor, eos_id, produced: int, min_new_tokens: int) -> torch.Tensor:
-    """The logits with eos at -inf while fewer than min_new_tokens new tokens exist (HF's
-    MinNewTokensLengthLogitsProcessor, vLLM's min_tokens)."""
+    """The logits with eos at -inf while fewer than min_new_tokens new tokens exist (Hugging Face's
+    MinNewTokensLengthLogitsProcessor; stop sequences still apply)."""
     if eos_id is None or produced >= min_new_tokens or not 0 <= eos_id < logits.numel():
         return logits
     return logits.index_fill(0, torch.tensor([eos_id]), float("-inf"))   # [V]

@@ -16,6 +16,7 @@ from grader.checks.decoding import cases, distribution, draws, models
 from grader.checks.decoding.corpus import CASES, PROGRAMS
 from grader.checks.decoding.expect import same_beams, sign_blind, status_misconception
 from grader.checks.speculative.binomial import intervals, pass_bound
+from grader.engine.plugin import check_seed
 from mutated import mutant
 from reference import decoding as ref
 from reference import sampling as ref_sampling
@@ -156,7 +157,7 @@ def test_beam_search_with_enough_beams_is_exhaustive(seed):
 
 
 def test_completion_corpus_statuses():
-    expected = ["complete"] * 10 + ["truncated"] * 20 + ["invalid"] * 7 + ["complete"] * 2 + ["truncated"] * 5 \
+    expected = ["complete"] * 10 + ["truncated"] * 20 + ["invalid"] * 7 + ["complete"] * 2 + ["truncated"] * 6 \
         + ["complete"] * 4
     assert [ref.completion_status(text, reason) for _, text, reason in CASES] == expected
     assert [sol.completion_status(text, reason) for _, text, reason in CASES] == expected
@@ -172,12 +173,28 @@ def test_a_limit_word_ignored_is_named_whatever_the_code_looks_like():
     assert status_misconception("invalid", "truncated", "truncated", "stop") is None
 
 
-@pytest.mark.parametrize("reason", ["length", "max_tokens", "MAX_TOKENS", "max_output_tokens"])
+@pytest.mark.parametrize("reason", ["length", "max_tokens", "model_context_window_exceeded", "MAX_TOKENS",
+                                    "max_output_tokens"])
 def test_every_provider_limit_word_truncates_code_that_parses(reason):
     for module in (ref, sol):
         assert module.completion_status(PROGRAMS["median"], reason) == "truncated"
         assert module.completion_status(PROGRAMS["median"], reason.upper() if reason == "length" else "stop") == \
             "complete"
+
+
+def test_the_status_checks_draw_every_limit_word_and_the_solution_passes_them():
+    """Over 200 run seeds, the two random completion_status checks draw Anthropic's model_context_window_exceeded
+    in every run, and the solution answers every drawn case as the reference does (issue 26 point 17)."""
+    checks = (("decoding.completion_status_random_cuts", draws.cut_answer, 60),
+              ("decoding.completion_status_random_answers", draws.varied_answer, 30))
+    runs_with_the_word, wrong = 0, []
+    for run in range(200):
+        answers = [draw(r) for check_id, draw, n in checks for r in [random.Random(check_seed(run, check_id))]
+                   for _ in range(n)]
+        runs_with_the_word += any(reason == "model_context_window_exceeded" for _, reason in answers)
+        wrong += [(run, reason) for text, reason in answers
+                  if sol.completion_status(text, reason) != ref.completion_status(text, reason)]
+    assert runs_with_the_word == 200 and wrong == []
 
 
 def test_fences_follow_commonmark_indentation():
@@ -213,7 +230,9 @@ def test_sampling_sizing():
     logits = torch.tensor(cases.SAMPLE_LOGITS, dtype=torch.float64)
     law = ref.filtered_law(cases.SAMPLE_LOGITS, **cases.SAMPLE_SETTINGS)
     assert [round(p, 3) for p in law.tolist()] == [0.465, 0.333, 0.202, 0.0, 0.0, 0.0]
-    bounds = intervals(distribution.RUNS, law, distribution.FALSE_FAIL)
+    n = distribution.runs(distribution.PUBLIC_TOKENS) * distribution.PUBLIC_TOKENS
+    assert n == 150
+    bounds = intervals(n, law, distribution.FALSE_FAIL)
     scaled = ref_sampling.top_p_filter(ref_sampling.top_k_filter(logits, 4), 0.85)
     wrong = {
         "no temperature": (ref_sampling.filtered_probs(logits, 1.0, 4, 0.85), 5.2e-14),
@@ -223,7 +242,41 @@ def test_sampling_sizing():
         "greedy": (torch.nn.functional.one_hot(torch.tensor(0), 6).double(), 0.0),
     }
     for name, (alt, bound) in wrong.items():
-        assert pass_bound(distribution.RUNS, alt, bounds) <= bound, name
+        assert pass_bound(n, alt, bounds) <= bound, name
+
+
+def independent_wrong_laws(logits: list, temperature: float, top_k: int, top_p: float) -> list:
+    """The laws of the five wrong samplers, from the sampling reference's filters (not distribution.wrong_laws)."""
+    x = torch.tensor(logits, dtype=torch.float64)
+    last = ref_sampling.top_p_filter(ref_sampling.top_k_filter(x, top_k), top_p)
+    return [ref_sampling.filtered_probs(x, 1.0, top_k, top_p), ref_sampling.filtered_probs(x, temperature, None, top_p),
+            ref_sampling.filtered_probs(x, temperature, top_k, None), torch.softmax(last / temperature, -1),
+            torch.nn.functional.one_hot(x.argmax(), len(logits)).double()]
+
+
+def test_hidden_law_cases_catch_every_wrong_sampler(monkeypatch):
+    """sample_distribution_fresh_seed's drawn cases (distribution.py): every wrong sampler passes with probability
+    <= 1e-6, recomputed here from the sampling reference; the law test has at least LAW_DRAWS draws; about one
+    draw in six that reaches the exact test is kept."""
+    tested, kept = [0], 40
+    exact = distribution.largest_wrong_pass
+
+    def counted(*args):
+        tested[0] += 1
+        return exact(*args)
+
+    monkeypatch.setattr(distribution, "largest_wrong_pass", counted)
+    for seed in range(kept):
+        case = distribution.random_law_case(random.Random(seed))
+        logits, settings, m = case["logits"], case["settings"], case["max_new_tokens"]
+        law = ref_sampling.filtered_probs(torch.tensor(logits, dtype=torch.float64), **settings)
+        n = distribution.runs(m) * m
+        assert n >= distribution.LAW_DRAWS and int((law > 0).sum()) >= 2
+        assert all(0 <= t < len(logits) for t in case["prompt"])
+        bounds = intervals(n, law, distribution.FALSE_FAIL)
+        for wrong in independent_wrong_laws(logits, **settings):
+            assert pass_bound(n, wrong, bounds) <= distribution.WRONG_PASS, (seed, case)
+    assert kept / tested[0] > 0.1
 
 
 def test_generator_check_sizing():
@@ -362,6 +415,11 @@ def test_each_mutant_differs_as_its_misconception_predicts():
     assert mutant("decoding", "length_finish_as_complete").completion_status("x = 1\n", "length") == "complete"
     m = mutant("decoding", "provider_limit_as_complete")
     assert [m.completion_status("x = 1\n", r) for r in ("length", "max_tokens")] == ["truncated", "complete"]
+    # issue 26 point 17: Anthropic's second limit word, on the issue's own example
+    answer = "def f(x):\n    return x + 1\n"
+    assert m.completion_status(answer, "model_context_window_exceeded") == "complete"
+    assert sol.completion_status(answer, "model_context_window_exceeded") == "truncated"
+    assert "model_context_window_exceeded" in draws.FINISH_REASONS
     m, case = mutant("decoding", "ignores_min_new_tokens"), cases.MIN_CASES[1]
     _, prompt, script, n, eos_id, stop, least = case
     assert m.greedy_decode(cases.eager_eos_model(prompt, script), prompt, n, eos_id, stop, least) == ([0], "eos")

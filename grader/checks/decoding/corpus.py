@@ -163,6 +163,8 @@ CASES = [
     ("Gemini's finish_reason MAX_TOKENS on fenced code that parses", fenced(STACK), "MAX_TOKENS"),
     ("OpenAI Responses' max_output_tokens on code cut at a line end", MEDIAN[:MEDIAN.index("    if len")],
      "max_output_tokens"),
+    ("Anthropic's model_context_window_exceeded on code that parses", "def f(x):\n    return x + 1\n",
+     "model_context_window_exceeded"),
     ("a try with no except: Python's REPL asks for more", "try:\n    import numpy\n", "stop"),
     ("a decorator with no def", FIB[:FIB.index("def fib")], "stop"),
     ("a fence indented by three spaces is a fence", fenced(FIB, opener="   ```python\n"), "stop"),

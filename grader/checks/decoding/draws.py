@@ -16,9 +16,10 @@ from grader.checks.decoding.corpus import (
 from grader.checks.decoding.models import EagerEosModel, PrefixModel, ScriptModel
 
 BEAM_GAP = 1e-4  # every two partial sums (and final scores) of an exhaustive case differ by more than this
-# Natural ends (OpenAI/vLLM/HF, Anthropic, Gemini, OpenAI Responses) and each one's token-limit word.
+# Natural ends (OpenAI/vLLM/TGI, Anthropic, Gemini, OpenAI Responses) and each one's token-limit word (Anthropic has
+# two: its output limit and the model's context window).
 FINISH_REASONS = ["stop", "stop", "eos", "end_turn", "STOP", "completed", "length", "length", "max_tokens",
-                  "MAX_TOKENS", "max_output_tokens"]
+                  "model_context_window_exceeded", "MAX_TOKENS", "max_output_tokens"]
 
 
 def ngram_spec(r: random.Random, vocab=(3, 9), order=(1, 3)) -> tuple[int, int, int]:

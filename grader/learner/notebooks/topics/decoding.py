@@ -5,13 +5,19 @@ Sampling picks one token; **decoding** repeats that choice until the text is don
 `model(tokens) -> logits[V]`: give it the prompt plus what was generated so far, get the next-token scores.
 Generation stops at the end-of-sequence token (`eos`), at a stop sequence, or at `max_new_tokens` (`length`),
 and says which: the finish reason tells a caller whether the answer was cut off. Every provider has its own word
-for that cut (`length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`, OpenAI Responses' `max_output_tokens`),
-and code that came back after one is a prefix, even when it parses. `min_new_tokens` works the other way: until
-that many new tokens exist, eos's logit is `-inf` (Hugging Face's `MinNewTokensLengthLogitsProcessor`, vLLM's
-`min_tokens`), while stop sequences still apply.
+for that cut (`length` at OpenAI Chat, vLLM and Hugging Face's TGI and Inference API, though transformers'
+`generate` returns no finish reason at all; Anthropic's `max_tokens`, and its `model_context_window_exceeded` when
+the context window fills first; Gemini's `MAX_TOKENS`; OpenAI Responses' `max_output_tokens`), and code that came
+back after one is a prefix, even when it parses.
 
-Whether a stop sequence stays in the output is a convention, not a law: this exercise removes it, as OpenAI's and
-vLLM's `stop` strings do; vLLM keeps the tokens of its `stop_token_ids`, and Hugging Face's `stop_strings` leave
+`min_new_tokens` works the other way, and systems differ on what it holds back. This exercise follows Hugging
+Face (`MinNewTokensLengthLogitsProcessor`): until that many new tokens exist, eos's logit is `-inf`, and nothing
+else changes, so a stop sequence may still end the output sooner. vLLM's `min_tokens` holds back more: eos, every
+id of its `stop_token_ids`, and its stop strings, which it ignores until the minimum is reached.
+
+Whether a stop sequence stays in the output is a convention, not a law: this exercise removes it, as OpenAI and
+vLLM cut a `stop` string out of the returned text. A token of vLLM's `stop_token_ids` stays in the returned token
+ids, while the text leaves it out unless `include_stop_str_in_output` is set; Hugging Face's `stop_strings` leave
 the string in the output.
 
 **Greedy** takes the most probable token each step: cheap and deterministic, but a locally best token can lead
@@ -23,6 +29,29 @@ compared with the others by its length-normalised score. Here a finished beam ke
 shrinks (`num_beams - finished`), the textbook rule; Hugging Face's `generate` instead keeps `num_beams` live
 beams and stops by its `early_stopping` setting, so the two can return different beams. A **repetition
 penalty** pushes down tokens already seen.
+
+**Different models take different controls.** The parameters each interface names, as the installed SDKs'
+create methods and config types list them (openai 3.57, anthropic 2.16, google-genai 3.6, transformers 5.24;
+vLLM's `SamplingParams` as its source reads in December 2026); a dash means the interface names none:
+
+| control | OpenAI Chat Completions | OpenAI Responses | Anthropic Messages | Gemini | Hugging Face `generate` | vLLM |
+|---|---|---|---|---|---|---|
+| temperature | `temperature` | `temperature` | — | `temperature` | `temperature` | `temperature` |
+| top-p | `top_p` | `top_p` | — | `top_p` | `top_p` | `top_p` |
+| top-k | — | — | — | `top_k` | `top_k` | `top_k` |
+| frequency and presence penalties | `frequency_penalty`, `presence_penalty` | — | — | `frequency_penalty`, `presence_penalty` | — | `frequency_penalty`, `presence_penalty` |
+| repetition penalty (this exercise's) | — | — | — | — | `repetition_penalty` | `repetition_penalty` |
+| stop strings | `stop` | — | `stop_sequences` | `stop_sequences` | `stop_strings` | `stop` |
+| minimum length | — | — | — | — | `min_new_tokens` | `min_tokens` |
+| output limit | `max_completion_tokens`, `max_tokens` (deprecated) | `max_output_tokens` | `max_tokens` | `max_output_tokens` | `max_new_tokens` | `max_tokens` |
+
+OpenAI has no top-k, and its penalties are additive (the frequency penalty subtracts a fixed amount from a
+token's logit for each time it already occurred, the presence penalty a fixed amount once it has occurred at all),
+not the multiplicative repetition penalty of this exercise; its reasoning models reject
+`temperature` and `top_p` altogether (its reasoning guide lists what they do not support). Gemini, Hugging Face
+and vLLM take top-k. Anthropic's earlier SDKs took `temperature`, `top_p` and `top_k`; anthropic 2.16's
+`messages.create` names none of them. A setting that works with one model may be refused, or mean something else,
+with the next: read the parameter list of the model and interface you call.
 """
 
 EXPERIMENTS = [
@@ -98,10 +127,14 @@ plt.show()
 ]
 
 CLOSING = """
-A decoding strategy chooses among the sequences a model already rates; it does not make any of them true. A stop
-rule or a finish reason says where the output ended and whether it was cut, not whether the answer is right;
+A decoding strategy controls the distribution a token is drawn from; it does not verify a fact. A stop rule or a
+finish reason says where the output ended and whether it was cut, not whether the answer is right;
 `completion_status` says a program is complete Python, not that it works (run its tests for that). A beam finds
-a sequence the model finds likely, and likely is not correct: beam search happily finds "I think that I think
-that ...". `min_new_tokens` forces length, not content, and a repetition penalty changes which words come, not
-whether they are accurate. None of this checks a fact, and none of it replaces evaluating the answers.
+a sequence the model finds likely, and a likely sequence is neither more natural nor more often correct: beam
+search happily finds "I think that I think that ...". `min_new_tokens` forces length, not content, and a
+repetition penalty changes which words come, not whether they are accurate. A low temperature, or greedy
+decoding, removes some of the run-to-run random variation and nothing more: it does not make up for source code
+the agent never read, it does not repair a tool call that failed, and it does not steady an unstable environment
+whose tests pass on one run and fail on the next. None of this checks a fact, and none of it replaces evaluating
+the answers.
 """
