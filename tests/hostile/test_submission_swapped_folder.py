@@ -99,3 +99,16 @@ def test_a_file_swapped_for_a_link_after_the_check_is_not_graded_nor_hashed_as_t
     doc = graded(student, hidden=True)
     assert (student / "exercises" / "kv_cache.py").is_symlink()
     assert_the_stub_was_graded(doc)
+
+
+def test_a_watched_folder_swapped_for_a_link_is_refused_at_the_next_check(student):
+    """`watch` re-checks the folder on every save, each time from a copy of its own taken without following a link."""
+    from grader.learner.select_checks import check_units
+
+    folder = (student / "exercises").resolve()  # as `watch` holds it
+    first = check_units(folder, "kv_cache", None)
+    assert first["status"] == "completed" and first["score"] == 0 < first["max_score"]
+    swap_folder(student)
+    again = check_units(folder, "kv_cache", None)
+    assert again["score"] == 0, f"the swapped folder scored {again['score']}/{again['max_score']}"
+    assert again["status"] == "error" and "symbolic link" in again["error"]
