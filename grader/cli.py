@@ -216,17 +216,20 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     from grader.grading import bad_input_document, grade
 
     seed = secrets.randbelow(2**31) if seed is None else seed
+    # the default results.json is the grader's name, not the user's: a FIFO or device there is replaced too
+    named = click.get_current_context().get_parameter_source("out") is not click.core.ParameterSource.DEFAULT
 
     def record_bad_input(message: str) -> str:
         known = [t for t in topics if t in topic_registry.all_topics()]
-        _write(bad_input_document(message, submission, known, hidden, seed), out, fmt)
+        _write(bad_input_document(message, submission, known, hidden, seed), out, fmt, named=named)
         return f"an error results file was written to {out}"
 
     chosen, snapshot = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
         doc = grade(snapshot, chosen, hidden=hidden, seed=seed, deadline_s=deadline)
         interrupt.settle()
-        for target_fmt, path in [(fmt, out)] + targets:
+        _write(doc, out, fmt, named=named)
+        for target_fmt, path in targets:
             _write(doc, path, target_fmt)
         click.echo(summary(doc), err=_results_on_stdout([(fmt, out)] + targets))
         click.echo(f"wrote {', '.join(f'{path} ({f})' for f, path in [(fmt, out)] + targets)}", err=True)
@@ -242,19 +245,20 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
 
 
 def _results_on_stdout(writes: list[tuple[str, Path]]) -> bool:
-    """Whether a results file goes to standard output (`-`): it then owns stdout, and what people read goes to
-    stderr."""
-    return any(str(path) == "-" for _, path in writes)
+    """Whether a results file goes to standard output (`-`, /dev/stdout): it then owns stdout, and what people read
+    goes to stderr."""
+    return any(output.descriptor(path) == 1 for _, path in writes)
 
 
-def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None = None) -> None:
-    """Write the results in `fmt` to `out` (`-`: standard output; a device or FIFO is written into, never replaced);
-    `not_started` {topic: points} are the topics `check --started` left out, which Classroom's maximum keeps."""
+def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None = None, named: bool = True) -> None:
+    """Write the results in `fmt` to `out` (`output.write_text`: `-` is standard output, a link is replaced, never
+    followed; a device or FIFO the user `named` is written into); `not_started` {topic: points} are the topics
+    `check --started` left out, which Classroom's maximum keeps."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
             "classroom": lambda d: json.dumps(to_classroom(d, not_started), indent=2) + "\n"}[fmt](doc)
     try:
-        output.write_text(text, out)
+        output.write_text(text, out, named)
     except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly
         _fail(f"could not write the results to {out}: {exc.strerror or exc}")
 

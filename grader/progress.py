@@ -7,6 +7,8 @@ import stat
 from datetime import datetime, timezone
 from pathlib import Path
 
+from grader import output
+
 FILE = ".infergrade-progress.json"
 MAX_BYTES = 2**20
 STATUSES = ("passed", "failed", "error", "timeout", "not_started")
@@ -52,12 +54,12 @@ def load(submission: Path) -> dict:
 
 
 def _save(submission: Path, data: dict) -> None:
+    """Write the record whole, in a new file renamed over whatever is in its place (a link is replaced, its
+    target never opened: `output.write_text`, the grader's own name)."""
     try:
-        fd = os.open(path_for(submission), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        output.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", path_for(submission), named=False)
     except OSError:
-        pass  # a read-only workspace (or a symlink in the file's place) only loses the progress record
+        pass  # a read-only workspace (or a folder in the file's place) only loses the progress record
 
 
 def record_checks(submission: Path, doc: dict) -> None:

@@ -12,6 +12,7 @@ import jsonschema
 import torch
 
 from grader.engine.plugin import STOPPED, CheckResult
+from grader.text import printable
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -70,13 +71,14 @@ def _check_entry(r: CheckResult, interrupted: bool) -> dict:
         message = f"{NOT_RUN}{r.topic}.py could not be imported (see the topic's error)"
     if r.stopped:
         message = f"{NOT_RUN}{r.topic}'s checks were stopped (see the topic's message)"
-    entry = {"id": r.id, "title": r.title, "score": r.score, "max_score": r.max_score, "points": r.max_score,
-             "status": status, "message": message,
+    # every string shown to a reader is made printable here, once: a message may quote what the submission returned
+    entry = {"id": r.id, "title": printable(r.title), "score": r.score, "max_score": r.max_score,
+             "points": r.max_score, "status": status, "message": printable(message),
              "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
              "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
              "internal_error": r.internal_error, "function": r.function if r.visibility == "public" else None}
     if r.output and status in ("failed", "error", "timeout") and r.visibility == "public":
-        entry["output"] = r.output
+        entry["output"] = printable(r.output)
     return entry
 
 
@@ -97,7 +99,8 @@ def _topic_entry(topic: str, checks: list[CheckResult], interrupted: bool) -> di
     else:
         status, message = "failed", None
     return {"id": topic, "score": sum(e["score"] for e in entries), "max_score": sum(e["max_score"] for e in entries),
-            "status": status, "message": message, "duration_s": round(sum(c.duration_s for c in checks), 4),
+            "status": status, "message": message and printable(message),
+            "duration_s": round(sum(c.duration_s for c in checks), 4),
             "checks": entries}
 
 
@@ -123,12 +126,13 @@ def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: 
     topic_entries = [_topic_entry(t, cs, interrupted is not None) for t, cs in by_topic.items()]
     isolation = next((c.isolation for c in checks if c.isolation), {})
     status = "error" if error else "interrupted" if interrupted else "completed"
+    said = error or interrupted  # why it stopped, which may name an upload
     doc = {
-        "schema_version": SCHEMA_VERSION, "status": status, "error": error or interrupted,
+        "schema_version": SCHEMA_VERSION, "status": status, "error": printable(said) if said else None,
         "incomplete": incomplete_reason(topic_entries),
         "score": sum(t["score"] for t in topic_entries), "max_score": sum(t["max_score"] for t in topic_entries),
         "seed": seed, "mode": mode,
-        "submission": {"path": str(submission), "files": dict(files or {})},
+        "submission": {"path": printable(str(submission)), "files": dict(files or {})},
         "tool": tool_info(), "isolation": isolation_level(isolation), "started_at": started_at,
         "duration_s": round(duration_s, 4), "topics": topic_entries,
     }
@@ -172,8 +176,8 @@ def error_document(error: str, topics: list[str], submission: Path, mode: str, s
     """The results of a run that could not complete: an error status, never a silent score."""
     return build([], [], submission, mode, seed, started_at, duration_s, error=error) | {
         "status": status,
-        "topics": [{"id": t, "score": 0, "max_score": 0, "status": "error", "message": error, "duration_s": 0.0,
-                    "checks": []} for t in topics]}
+        "topics": [{"id": t, "score": 0, "max_score": 0, "status": "error", "message": printable(error),
+                    "duration_s": 0.0, "checks": []} for t in topics]}
 
 
 def checked(doc: dict) -> dict:

@@ -4,10 +4,14 @@ Unimplemented functions ("not started") are failures that say so, never errors: 
 """
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 FAILURES = ("failed", "not_started")
 ERRORS = ("error", "timeout", "interrupted")
+# What XML 1.0 forbids (its Char production: tab, newline, carriage return, U+0020-U+D7FF, U+E000-U+FFFD,
+# U+10000-U+10FFFF): ElementTree writes it raw, and the file is then no XML any reader parses.
+NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def to_junit(doc: dict) -> str:
@@ -34,6 +38,9 @@ def to_junit(doc: dict) -> str:
             if tag:
                 ET.SubElement(case, tag, message=c["message"].splitlines()[0] if c["message"] else c["status"]).text = \
                     c["message"]
+    for element in root.iter():  # results.build made the strings printable; a document read back may not be
+        element.text = element.text and NOT_XML.sub("", element.text)
+        element.attrib = {k: NOT_XML.sub("", v) for k, v in element.attrib.items()}
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import multiprocessing
@@ -25,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 
 from grader import interrupt, output
+from grader.text import one_line, printable
 from grader.sandbox import namespaces
 from grader.submission.archive import BadArchive, unpack
 from grader.submission.snapshot import Snapshot
@@ -345,7 +347,7 @@ def failed_document(path: Path, topics: list[str], hidden: bool, seed: int, why:
     from grader.grading import bad_input_document
 
     doc = bad_input_document(f"{path.name}: {why}", path, topics, hidden, seed)
-    doc["error"] = f"internal grader error: {why}"
+    doc["error"] = printable(f"internal grader error: {why}")  # `why` may name the upload
     return doc
 
 
@@ -353,18 +355,22 @@ def write_csv(out: Path, topics: list[str], docs: dict[str, dict | None], max_sc
     """grades.csv: one row per student (None: not graded, the batch was interrupted), a column per topic, the
     total, the maximum (kept for a submission that could not be graded), the status, why, and the seed."""
     path = out / "grades.csv"
-    with path.open("w", newline="") as f:
-        # every cell quoted: a spreadsheet that splits on ';' (a comma-decimal locale's) keeps a name with ';' whole
-        writer = csv.writer(f, quoting=csv.QUOTE_ALL)
-        writer.writerow(["student", *topics, "total", "max", "status", "reason", "seed"])
-        for name in sorted(docs):
-            writer.writerow([_cell(name), *_row(docs[name], topics, max_scores)])
+    f = io.StringIO(newline="")
+    # every cell quoted: a spreadsheet that splits on ';' (a comma-decimal locale's) keeps a name with ';' whole
+    writer = csv.writer(f, quoting=csv.QUOTE_ALL)
+    writer.writerow(["student", *topics, "total", "max", "status", "reason", "seed"])
+    for name in sorted(docs):
+        writer.writerow([_cell(one_line(name)), *_row(docs[name], topics, max_scores)])
+    output.write_text(f.getvalue(), path)
     return path
 
 
 def _cell(text: str) -> str:
-    """Text a spreadsheet shows as text: a name an upload chose that starts like a formula gets a leading '."""
-    return f"'{text}" if text.startswith(("=", "+", "-", "@", "\t", "\r")) else text
+    """Text a spreadsheet shows as text, and a terminal or an editor shows as it is stored (no escape, no control
+    character, no bidi override: `text.printable`): a name an upload chose that starts like a formula gets a
+    leading '."""
+    text = printable(text)
+    return f"'{text}" if text.startswith(("=", "+", "-", "@", "\t")) else text
 
 
 def _row(doc: dict | None, topics: list[str], max_scores: dict[str, float]) -> list[str]:

@@ -13,8 +13,9 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from grader import interrupt, topics as topic_registry
+from grader import interrupt, output, topics as topic_registry
 from grader.instructor import batch, handout, report
+from grader.text import one_line
 
 
 class ShardOption(click.ParamType):
@@ -111,8 +112,8 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
                         docs[name] = outcome.doc
                     max_scores.update(outcome.max_scores or {})
                     doc = docs[name]
-                    bar.set_postfix_str(f"{name}: " + (f"{doc['score']:g}/{doc['max_score']:g}"
-                                                       if doc["status"] == "completed" else doc["status"]))
+                    bar.set_postfix_str(f"{one_line(name)}: " + (f"{doc['score']:g}/{doc['max_score']:g}"
+                                                                 if doc["status"] == "completed" else doc["status"]))
                     bar.update()
         except KeyboardInterrupt:
             pass
@@ -171,7 +172,7 @@ def report_cmd(results: Path, out: Path | None, anonymous: bool):
     if not docs:
         raise click.UsageError(f"no results JSON in {str(results)!r} (run grade-batch first)")
     out = out or results / ("report-anonymous.html" if anonymous else "report.html")
-    out.write_text(report.render(docs, anonymous), encoding="utf-8")
+    output.write_text(report.render(docs, anonymous), out)
     click.echo(report.headline(report.shared_misconceptions(docs)))
     warning = report.seed_warning(docs)
     if warning:

@@ -151,5 +151,5 @@ def merge(folders: list[Path], out: Path) -> tuple[batch.Manifest, dict[str, dic
     batch.write_csv(out, merged.topics, docs, points)
     graded = {name: doc for name, doc in docs.items() if doc is not None}
     if graded:
-        (out / "report.html").write_text(report.render(graded), encoding="utf-8")
+        output.write_text(report.render(graded), out / "report.html")
     return merged, docs

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader import hints, topics as topic_registry
 from grader.instructor.batch import MANIFEST
+from grader.text import printable
 
 FAILED = ("failed", "error", "timeout")  # a check that ran and did not pass
 
@@ -233,10 +234,15 @@ def seed_warning(docs: dict[str, dict]) -> str | None:
             f"with one --seed")
 
 
+def _html(text: str) -> str:
+    """`text` as HTML shows it as it is stored: names and reasons come from uploads (`text.printable`)."""
+    return html.escape(printable(text))
+
+
 def render(docs: dict[str, dict], anonymous: bool = False) -> str:
     """The whole report as one HTML page; `anonymous` leaves out every student's name, for sharing."""
     shared = shared_misconceptions(docs)
-    e = html.escape
+    e = _html
     rows = "".join(
         f"<tr><td>{round(100 * s.share)}%</td><td>{s.students} / {s.graded}</td><td>{e(s.topic)}</td>"
         f"<td><code>{e(s.misconception)}</code></td><td>{e(_explanation(s))}</td>"

@@ -114,26 +114,31 @@ def test_a_fifo_that_nobody_reads_is_an_error_within_seconds_not_a_hang(tmp_path
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_a_link_to_a_regular_file_is_written_through_never_replaced(tmp_path):
-    """`--out /dev/stdout` with the output redirected to a file: the link's target is regular, and the results
-    were renamed over the link, in /dev (as root, the machine lost /dev/stdout; otherwise the write failed)."""
-    dev, log = tmp_path / "dev", tmp_path / "log"
-    dev.mkdir()
-    log.write_text("old, longer than the results\n")
-    (dev / "stdout").symlink_to(log)
-    output.write_text("{}\n", dev / "stdout")
-    assert (dev / "stdout").is_symlink() and os.listdir(dev) == ["stdout"]
-    assert log.read_text() == "{}\n"
+@pytest.mark.parametrize("name", ["/dev/fd/{fd}", "/proc/self/fd/{fd}"])
+def test_a_descriptor_name_is_written_through_never_replaced(tmp_path, name):
+    """`--out /dev/stdout` with the output redirected to a file: /dev/stdout -> /proc/self/fd/1 -> the file, and
+    the results were renamed over the link in /dev (as root, the machine lost /dev/stdout; otherwise the write
+    failed). A name of the grader's own descriptor is written to that descriptor, as it is open: at its offset.
+    (A link elsewhere, even one named dev/stdout, is replaced: test_results_linked_targets.py.)"""
+    log = tmp_path / "log"
+    with log.open("w") as f:
+        f.write("before\n")
+        f.flush()
+        output.write_text("{}\n", Path(name.format(fd=f.fileno())))
+    assert log.read_text() == "before\n{}\n"
+    assert os.listdir(tmp_path) == ["log"]
 
 
 def test_a_block_device_is_refused(tmp_path):
-    """A block device (a disk) is never a results file, also through a link (one left in /tmp by someone else)."""
+    """A block device (a disk) is never a results file; a link to one (left in /tmp by someone else) is replaced,
+    never followed."""
     if os.geteuid() != 0:
         pytest.skip("making a device node needs root")
     node = tmp_path / "disk"
     os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 255))  # a loop device number: nothing is written to it
     (tmp_path / "results.json").symlink_to(node)
-    for target in (node, tmp_path / "results.json"):
-        with pytest.raises(OSError, match="disk"):
-            output.write_text("{}\n", target)
+    with pytest.raises(OSError, match="disk"):
+        output.write_text("{}\n", node)
+    output.write_text("{}\n", tmp_path / "results.json")
     assert stat.S_ISBLK(os.lstat(node).st_mode)
+    assert not (tmp_path / "results.json").is_symlink() and (tmp_path / "results.json").read_text() == "{}\n"

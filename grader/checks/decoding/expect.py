@@ -26,14 +26,14 @@ def token_list(value, what: str) -> list[int]:
         expect_length(value, f"{what}: its tokens", at_most=MAX_TOKENS)  # before converting them
         value = value.tolist()
     if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
-        fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")
+        fail(f"{what} returned tokens {type_name(value)} {value!r:.80}, expected a list of ints")
     return list(value)
 
 
 def decoded(value, what: str) -> tuple[list[int], str]:
     """(tokens, finish_reason) from what a decode function returned, after checking their form."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        fail(f"{what} returned {type_name(value)} {str(value)[:80]}, expected a (tokens, finish_reason) pair")
+        fail(f"{what} returned {type_name(value)} {value!r:.80}, expected a (tokens, finish_reason) pair")
     tokens, reason = token_list(value[0], what), value[1]
     if reason not in FINISH_REASONS:
         fail(f"{what} returned finish_reason {str(reason)[:40]!r}, expected one of {list(FINISH_REASONS)}")
@@ -64,10 +64,10 @@ def beams(value, what: str) -> list[tuple[list[int], float]]:
     out = []
     for i, beam in enumerate(value):
         if not (isinstance(beam, (tuple, list)) and len(beam) == 2):
-            fail(f"{what} returned {type_name(beam)} {str(beam)[:60]} at position {i}, expected (tokens, score)")
+            fail(f"{what} returned {type_name(beam)} {beam!r:.60} at position {i}, expected (tokens, score)")
         score = beam[1].item() if isinstance(beam[1], torch.Tensor) and beam[1].numel() == 1 else beam[1]
         if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
-            fail(f"{what} returned score {str(beam[1])[:40]} at position {i}, expected a float")
+            fail(f"{what} returned score {beam[1]!r:.40} at position {i}, expected a float")
         out.append((token_list(beam[0], f"{what} at position {i}"), float(score)))
     return out
 

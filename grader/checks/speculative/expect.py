@@ -40,7 +40,7 @@ def is_token_list(value) -> bool:
 def expect_tokens(actual, expected: list, what: str, predictions=(), allowed=()) -> None:
     """Fail unless verify returned `expected` (or a tie-equivalent answer in `allowed`), naming a matching bug."""
     if not is_token_list(actual):
-        fail(f"{what} returned {type_name(actual)} {str(actual)[:80]}, expected a list of ints")
+        fail(f"{what} returned {type_name(actual)} {actual!r:.80}, expected a list of ints")
     if actual == expected or actual in allowed:
         return
     wanted = f"one of {sorted(map(list, {tuple(expected), *map(tuple, allowed)}))}" if allowed else str(expected)
@@ -61,7 +61,7 @@ def new_tokens(value, count: int, what: str) -> list[int]:
         expect_length(value, f"{what}: its tokens", count=count)  # before converting them
         value = value.tolist()
     if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
-        fail(f"{what} returned tokens {type_name(value)} {str(value)[:80]}, expected a list of ints")
+        fail(f"{what} returned tokens {type_name(value)} {value!r:.80}, expected a list of ints")
     if len(value) != count or not all(0 <= t < V for t in value):
         fail(f"{what} returned {len(value)} tokens {list(value)[:20]}, expected exactly {count} token ids in "
              f"[0, {V})")
@@ -71,7 +71,7 @@ def new_tokens(value, count: int, what: str) -> list[int]:
 def generate_result(result, count: int, what: str) -> tuple[list[int], dict]:
     """(tokens, stats) from what speculative_generate returned, after checking their form."""
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        fail(f"{what} returned {type_name(result)} {str(result)[:80]}, expected a (tokens, stats) pair")
+        fail(f"{what} returned {type_name(result)} {result!r:.80}, expected a (tokens, stats) pair")
     tokens, stats = new_tokens(result[0], count, what), result[1]
     if not isinstance(stats, dict):
         fail(f"{what} returned stats {type_name(stats)}, expected a dict with keys {list(STATS)}")
@@ -87,7 +87,7 @@ def generate_result(result, count: int, what: str) -> tuple[list[int], dict]:
 def generated_tokens(result, count: int, what: str) -> list[int]:
     """The tokens of what speculative_generate returned, after checking that it is a pair starting with them."""
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        fail(f"{what} returned {type_name(result)} {str(result)[:80]}, expected a (tokens, stats) pair")
+        fail(f"{what} returned {type_name(result)} {result!r:.80}, expected a (tokens, stats) pair")
     return new_tokens(result[0], count, what)
 
 

@@ -7,10 +7,12 @@ The templates beside this file are filled in here; finalize.py is what run_autog
 from __future__ import annotations
 
 import fnmatch
+import io
 import shlex
 import zipfile
 from pathlib import Path
 
+from grader import output
 from grader.instructor import pins
 
 HERE = Path(__file__).resolve().parent
@@ -58,14 +60,13 @@ def write_zip(out: Path, topics: list[str], deadline_s: float = DEADLINE_S, lead
     """Write the autograder zip to `out` (replacing it); returns the names it holds. `topics`: [] for all."""
     scripts = {"setup.sh": setup_script(), "run_autograder": run_script(topics, deadline_s, leaderboard)}
     files = source_files()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as z:
         for name, text in scripts.items():
             _add(z, name, text.encode("utf-8"), 0o755)
         for path, name in files:
             _add(z, name, path.read_bytes(), 0o755 if path.stat().st_mode & 0o111 else 0o644)
-    tmp.replace(out)
+    output.write_bytes(buffer.getvalue(), out)  # whole, renamed into place; a link there is replaced, not followed
     return [*scripts, *(name for _, name in files)]
 
 

@@ -8,8 +8,10 @@ every package by version.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from grader import output
 from grader.instructor import pins
 
 HERE = Path(__file__).resolve().parent
@@ -34,11 +36,10 @@ def write_workflows(out: Path, overwrite: bool = False, shards: int | None = Non
     targets = {template: out / relative for template, relative in WORKFLOWS.items()}
     if shards is not None:
         targets = {SHARDED if t == "instructor.yml" else t: path for t, path in targets.items()}
-    existing = [str(p) for p in targets.values() if p.exists()]
+    existing = [str(p) for p in targets.values() if os.path.lexists(p)]
     if existing and not overwrite:
         raise FileExistsError(f"{existing[0]} already exists (pass --force to replace it)")
     texts = {template: render(template, shards) for template in targets}  # all rendered before anything is written
     for template, path in targets.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(texts[template], encoding="utf-8")
+        output.write_text(texts[template], path)  # a link in a workflow's place is replaced, never followed
     return list(targets.values())

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import textwrap
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader import topics as topic_registry
+from grader import output, topics as topic_registry
 from grader.submission.notebook import MODULE_MARK, stub_parts, units
 
 HOW = """**How this notebook works.** Fill in each function cell below (they are your `{topic}.py`) and run the check
@@ -70,12 +71,13 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
 
 
 def write(topic: str, out: Path, overwrite: bool = False, source: Path | None = None) -> Path:
-    """Write `<out>/<topic>.ipynb`; FileExistsError rather than overwrite a learner's work."""
+    """Write `<out>/<topic>.ipynb`; FileExistsError rather than overwrite a learner's work, or anything else in its
+    place (a link, even one to nothing: replaced with `overwrite`, never followed, by `output.write_text`)."""
     path = out / f"{topic}.ipynb"
-    if path.exists() and not overwrite:
+    if os.path.lexists(path) and not overwrite:
         raise FileExistsError(f"{path} exists: it may hold your work (pass --force to replace it)")
-    out.mkdir(parents=True, exist_ok=True)
-    nbformat.write(build(topic, source), str(path))
+    # ended as nbformat.write ends it; the name is the grader's, so a FIFO in its place is replaced too
+    output.write_text(nbformat.writes(build(topic, source)) + "\n", path, named=False)
     return path
 
 
