@@ -8,10 +8,14 @@ torch.nn.functional.scaled_dot_product_attention or any other fused attention op
 
 Shapes: q [B, H, Tq, D]; k and v [B, H, Tk, D]. Causal masking is bottom-right aligned: query i may attend
 to key j only when j <= i + (Tk - Tq), as when decoding with a KV cache (with Tq = 1 the query sees every key).
+That is FlashAttention's convention since version 2.1 and that of torch.nn.attention.bias.causal_lower_right.
+PyTorch's scaled_dot_product_attention(is_causal=True) aligns the mask top-left instead (j <= i, as FlashAttention
+2.0 did); the two conventions agree only when Tq = Tk.
 
 Exercise, once attention_memory_bytes and attention_hbm_bytes work: at T = 8192 and D = 128, how much does each
 algorithm store between its steps, and how many bytes does each move through HBM for block_q = 16, 64 and 128?
-Both do the same FLOPs; say why the one that moves fewer bytes is faster, and where tiling stops paying.
+Both do the same FLOPs; say why the one that moves fewer bytes is faster, and where tiling stops paying in this
+count, then what the count leaves out (attention_hbm_bytes says which model it is).
 """
 import functools
 
@@ -71,6 +75,12 @@ def attention_hbm_bytes(n, d, block_q, dtype_bytes=2):
       O = P V reads P and V and writes O.
     - "tiled": one kernel that keeps its tiles on chip. Each query block of block_q rows (the last may be
       shorter) is read once and reads all of K and V; O is written once; lse is written once, 4 bytes a query.
+
+    This is FlashAttention-2's loop order (query blocks outside, key/value blocks inside) counted in the
+    FlashAttention paper's IO model, where every read reaches HBM: K and V are charged once per query block. On a
+    GPU, query blocks of one head run at the same time, and their re-reads of K and V can be served by the L2
+    cache, which this count leaves out. The original FlashAttention loops over key/value blocks outside instead:
+    it reads K and V once, and reads and writes the output and its running max and sum once per key block.
 
     Returns:
         {"naive": int, "tiled": int}.

@@ -13,6 +13,7 @@ import torch
 
 from grader.engine.plugin import STOPPED, CheckResult
 from grader.text import printable
+from grader.wording import count
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "results.schema.json"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -110,8 +111,8 @@ def incomplete_reason(topic_entries: list[dict]) -> str | None:
     if not skipped:
         return None
     reasons = sorted({c["message"] for c in skipped})
-    return (f"{len(skipped)} checks ({sum(c['points'] for c in skipped)} points) could not run here and score 0: "
-            + "; ".join(reasons))
+    return (f"{count(len(skipped), 'check')} ({count(sum(c['points'] for c in skipped), 'point')}) could not run "
+            f"here and score 0: " + "; ".join(reasons))
 
 
 def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: str, seed: int,

@@ -30,7 +30,10 @@ def check_arguments(q, k, v, causal, block_q=1, block_k=1) -> None:
 
 
 def causal_mask(queries: torch.Tensor, keys: torch.Tensor, shift: int) -> torch.Tensor:
-    """[len(queries), len(keys)] bool, True where query i may attend key j: j <= i + shift, shift = Tk - Tq."""
+    """[len(queries), len(keys)] bool, True where query i may attend key j: j <= i + shift, shift = Tk - Tq.
+
+    Bottom-right aligned, as FlashAttention >= 2.1 and torch's causal_lower_right; scaled_dot_product_attention's
+    is_causal=True is top-left (shift 0)."""
     return keys[None, :] <= queries[:, None] + shift
 
 
@@ -116,7 +119,10 @@ def attention_memory_bytes(tq, tk, d, block_q, block_k, dtype_bytes=4):
 
 def attention_hbm_bytes(n, d, block_q, dtype_bytes=2):
     """HBM bytes of one head's forward pass (n queries and keys): three kernels that each read their inputs
-    from HBM and write their output back, against one tiled kernel that keeps scores on chip."""
+    from HBM and write their output back, against one tiled kernel that keeps scores on chip.
+
+    The tiled count is FlashAttention-2's loop order (query blocks outside) in the paper's IO model: every read
+    of K and V reaches HBM, none is served by L2."""
     require_sizes(n=n, d=d, block_q=block_q, dtype_bytes=dtype_bytes)
     matrix = n * d  # elements of Q, K, V or O
     scores = n * n  # elements of S or P

@@ -22,7 +22,8 @@ def _check_arguments(q, k, v, causal, block_q, block_k) -> None:
 
 
 def _causal_mask(rows, cols, tq, tk):
-    """[len(rows), len(cols)] bool: query i may see key j iff j <= i + (tk - tq) (bottom-right aligned)."""
+    """[len(rows), len(cols)] bool: query i may see key j iff j <= i + (tk - tq) (bottom-right aligned, as
+    FlashAttention >= 2.1 and torch's causal_lower_right; sdpa's is_causal=True is top-left)."""
     return cols[None, :] <= rows[:, None] + (tk - tq)
 
 

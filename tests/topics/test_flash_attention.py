@@ -75,6 +75,21 @@ def test_oracle_decode_query_sees_every_key():
     assert torch.equal(ref.attention(q, k, v, causal=True)[0], ref.attention(q, k, v, causal=False)[0])
 
 
+def test_torch_names_both_causal_conventions_on_a_3x5_case():
+    # issue 26, point 14, as the stub, the notebook and causal_alignment's text say: PyTorch's is_causal=True is
+    # top-left (query i sees keys j <= i); the exercise's bottom-right mask is torch's causal_lower_right (and
+    # FlashAttention's since 2.1); the two differ when Tq < Tk
+    from torch.nn.attention.bias import causal_lower_right
+
+    q, k, v = qkv((1, 1, 3, 5, 4), seed=7)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    is_causal = sdpa(q, k, v, is_causal=True)
+    torch.testing.assert_close(is_causal, top_left_causal(ref, q, k, v)[0], atol=1e-12, rtol=1e-12)
+    torch.testing.assert_close(sdpa(q, k, v, attn_mask=causal_lower_right(3, 5)), ref.attention(q, k, v, True)[0],
+                               atol=1e-12, rtol=1e-12)
+    assert (is_causal - ref.attention(q, k, v, True)[0]).abs().max() > 0.1
+
+
 def test_memory_model_matches_the_contract():
     # 8192 x 8192 float32 scores = 2**26 * 4 bytes = 256 MiB; a 64 x 64 tile 16 KiB; the state of 64 query rows
     # at d = 64: 64 * 64 accumulator entries + 64 maxima + 64 sums = 4224 float32 = 16,896 bytes
@@ -139,6 +154,23 @@ def test_hbm_public_cases_teach_where_tiling_wins():
                 for key, args in HBM_CASES.items()}
     assert verdicts == {"hbm_8k_d128_bq128": True, "hbm_8k_d64_bq128": True, "hbm_8k_d128_bq16": False,
                         "hbm_200_one_block": True}
+
+
+def test_notebook_states_the_hbm_figures_the_reference_gives():
+    # issue 26, point 10: every figure the notebook's HBM experiment states, recomputed (n = 8192, d = 128, bf16)
+    from grader.learner.notebooks.topics import flash_attention as notebook
+
+    text = " ".join(" ".join(prose.split()) for prose, _code in notebook.EXPERIMENTS)
+    moved = {b: ref.attention_hbm_bytes(8192, 128, b) for b in (16, 32, 64, 128)}
+    naive = moved[16]["naive"]
+    assert f"pass moves {naive / 1e6:.0f} MB" in text
+    assert f"{moved[16]['tiled'] / 1e6:,.0f} MB at block_q = 16, {moved[16]['tiled'] / naive:.1f} times" in text
+    for b in (32, 64, 128):
+        assert f"{moved[b]['tiled'] / 1e6:,.0f} MB at {b}" in text
+    assert moved[64]["tiled"] < naive < moved[32]["tiled"]                 # "541 MB at 64, just below it"
+    assert moved[128]["tiled"] / naive == pytest.approx(0.5, abs=0.005)   # "273 MB at 128, half of it"
+    assert f"4·T²·d = {4 * 8192**2 * 128 / 1e9:.1f} GFLOP" in text
+    assert f"K and V take {2 * 8192 * 128 * 2 // 2**20} MiB" in text     # one head's K and V in bf16
 
 
 # --- the tiled algorithms -----------------------------------------------------------------------------------
@@ -327,4 +359,8 @@ def test_notebook_closes_on_what_the_topic_does_not_do():
 
     last = build("flash_attention").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
-    assert all(phrase in " ".join(last.source.split()) for phrase in ("Everything else in a model's forward pass is untouched", 'tool calls'))
+    # the chapter's completion standard: complexity, IO and end-to-end experience apart; no understanding of
+    # arbitrarily long input
+    phrases = ("Everything else in a model's forward pass is untouched", "tool calls", "The complexity does not change",
+               "Its IO changes", "FlashAttention does not make a model understand arbitrarily long input")
+    assert all(phrase in " ".join(last.source.split()) for phrase in phrases)

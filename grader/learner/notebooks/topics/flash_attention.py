@@ -7,11 +7,20 @@ that matrix. It walks over **tiles**: a block of queries meets one block of keys
 softmax** keeps, per query row, the running maximum, the running sum of exponentials and an output accumulator,
 rescaling them when a new maximum appears. The result is exact (up to rounding), not an approximation.
 
-With a causal mask, tiles entirely above the diagonal are skipped, nearly halving the work. What sits in fast
+With a causal mask, tiles entirely above the diagonal are skipped, nearly halving the work. When there are fewer
+queries than keys (decoding with a cache), the queries are the *last* Tq positions and the mask is aligned
+bottom-right: query i sees keys j <= i + (Tk - Tq). That is FlashAttention's convention since version 2.1 and
+`torch.nn.attention.bias.causal_lower_right`'s, and this exercise's. PyTorch's
+`scaled_dot_product_attention(..., is_causal=True)` aligns it top-left (j <= i), as FlashAttention 2.0 did; the
+two agree only when Tq = Tk.
+
+What sits in fast
 on-chip memory (SRAM and registers) at a time is a Q tile, a K tile and a V tile, the score tile they make, and the
 running state of the query block (max, sum and output accumulator). What goes through HBM: each Q block is read
 once, K and V are read once per query block (every query block streams all of them), and O is written once. The
-log-sum-exp of each row is written too, kept for the backward pass.
+log-sum-exp of each row is written too, kept for the backward pass. That is FlashAttention-2's loop order; the
+original FlashAttention (2022) loops the other way round, key/value blocks outside and query blocks inside, so it
+reads K and V once and reads and writes the output, with its running max and sum, once per key block.
 """
 
 EXPERIMENTS = [
@@ -72,15 +81,51 @@ ax.legend()
 ax.grid(alpha=0.3)
 plt.show()
 """),
+    ("""
+### What moves through HBM, and what the count leaves out
+
+`attention_hbm_bytes` for one head at T = 8192, d = 128, 2-byte elements, against the query block size. The naive
+pass moves 545 MB, most of it the two T x T matrices, each written and read once. The tiled count is 2,152 MB at
+block_q = 16, 3.9 times the naive pass; 1,078 MB at 32; 541 MB at 64, just below it; 273 MB at 128, half of it.
+Both do the same 4·T²·d = 34.4 GFLOP.
+
+Read the small blocks with care. The count is FlashAttention-2's loop order (every query block streams all of K and
+V) in the FlashAttention paper's IO model, where every read reaches HBM. It leaves out the GPU's L2 cache: many
+query blocks of one head run at the same time on different multiprocessors and read the same K and V tiles, and one
+head's K and V take 4 MiB here, well inside the 50 MB L2 of an H100, so those re-reads can be served from L2
+without reaching HBM. Real kernels also choose their query block from the on-chip memory, 64 to 128 rows at d =
+128, not 16. The model shows the trend (fewer, larger query blocks re-read K and V less often); at the small end
+its figure is a bound that a GPU's L2 can cut far down, not a measurement.
+""", """
+blocks = [16, 32, 64, 128, 256]
+hbm = [impl.attention_hbm_bytes(8192, 128, b) for b in blocks]
+fig, ax = plt.subplots(figsize=(7, 4.5))
+ax.plot(blocks, [h["tiled"] / 1e6 for h in hbm], "-o", label="tiled (IO model, no L2)")
+ax.axhline(hbm[0]["naive"] / 1e6, color="C3", linestyle="--", label="naive: S and P through HBM")
+ax.set(xscale="log", yscale="log", xlabel="block_q", ylabel="MB moved through HBM",
+       title="one head, T = 8192, d = 128, bf16")
+ax.set_xticks(blocks, [str(b) for b in blocks])
+ax.legend()
+ax.grid(alpha=0.3)
+plt.show()
+for b, h in zip(blocks, hbm):
+    print(f"block_q = {b:3d}: tiled {h['tiled'] / 1e6:7.0f} MB, {h['tiled'] / h['naive']:.2f} x the naive pass")
+"""),
 ]
 
 CLOSING = """
-FlashAttention changes one operation: attention computes the same result with far less memory traffic and no
-T x T matrix. Everything else in a model's forward pass is untouched: the projections, the MLP (most of the
-weights a decode step reads), the normalisations and the sampling run exactly as before, and the
-KV cache is as large as it was (this topic saves the scores, never the keys and values). So the speed-up of a
-whole request is the attention share of its time made smaller, not the kernel's own speed-up; at short contexts
-attention is a small share and the gain is small. Outside the model nothing changes at all: queueing, network,
-tool calls and the time an agent waits for them are where much of an agent's latency goes, and no attention
-kernel shortens them.
+Keep three things apart: the algorithm's complexity, its IO, and the experience of a whole request. The complexity
+does not change: FlashAttention does the same multiply-adds as the naive pass, 4·T²·d per head, still quadratic
+in the sequence length. Its IO changes: no T x T matrix goes through HBM, and that is where its speed comes from
+when attention waits on memory. And FlashAttention does not make a model understand arbitrarily long input. It
+lets attention run over a long context without running out of memory; how well the model uses that context is
+set by its training (the lengths it saw, its position encoding), which no kernel changes.
+
+The experience of a request is a third thing. Everything else in a model's forward pass is untouched: the
+projections, the MLP (most of the weights a decode step reads), the normalisations and the sampling run exactly as
+before, and the KV cache is as large as it was (this topic saves the scores, never the keys and values). So the
+speed-up of a whole request is the attention share of its time made smaller, not the kernel's own speed-up; at
+short contexts attention is a small share and the gain is small. Outside the model nothing changes at all:
+queueing, network, tool calls and the time an agent waits for them are where much of an agent's latency goes, and
+no attention kernel shortens them.
 """
