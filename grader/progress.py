@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from grader import output
+from grader.text import one_line
 
 FILE = ".infergrade-progress.json"
 MAX_BYTES = 2**20
@@ -42,15 +43,19 @@ def load(submission: Path) -> dict:
         return empty
     checks, hints = data.get("checks"), data.get("hints")
     return {
-        "checks": {k: {"passed": v["passed"], "at": str(v.get("at", ""))[:40],
+        "checks": {k: {"passed": v["passed"], "at": one_line(str(v.get("at", ""))[:40]),
                        "status": v.get("status") if v.get("status") in STATUSES else None,
-                       "function": v.get("function") if isinstance(v.get("function"), str) else None,
-                       "waiting_for": v.get("waiting_for") if isinstance(v.get("waiting_for"), str) else None}
+                       "function": _shown(v.get("function")), "waiting_for": _shown(v.get("waiting_for"))}
                    for k, v in (checks.items() if isinstance(checks, dict) else ())
                    if isinstance(k, str) and isinstance(v, dict) and isinstance(v.get("passed"), bool)},
         "hints": {k: v for k, v in (hints.items() if isinstance(hints, dict) else ())
                   if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 3},
     }
+
+
+def _shown(value) -> str | None:
+    """A name from the file (which the student may write) as `progress` may show it, or None if it is no text."""
+    return one_line(value) if isinstance(value, str) else None
 
 
 def _save(submission: Path, data: dict) -> None:

@@ -176,3 +176,16 @@ def test_a_class_whose_upload_names_hold_escapes_shows_none(tmp_path):
     page = (out / "report.html").read_text(encoding="utf-8")
     assert unsafe_in(page) == []
     assert "ada" in page and "52;c;Y2xpcA==" in page           # the names are there, made safe
+
+
+def test_a_progress_file_shows_no_escape(tmp_path):
+    """The progress file is the student's to write: what `progress` shows from it (the function a check waits
+    for), read by whoever runs it in their folder, comes made safe."""
+    record = {"status": "not_started", "function": "sampling.top_p_filter", "waiting_for": f"sample{HOSTILE}",
+              "passed": False, "at": HOSTILE}
+    (tmp_path / ".infergrade-progress.json").write_text(json.dumps({"checks": {"sampling.x": record},
+                                                                    "hints": {}}))
+    code, shown = on_a_terminal(["progress", "--submission", str(tmp_path)], cwd=tmp_path, timeout=120)
+    assert code == 0, shown[-3000:]
+    assert unsafe_in(GRADER_STYLE.sub("", shown), allowed="\r") == [], shown[-3000:]
+    assert MARK in shown                                     # the recorded text is shown, made safe
