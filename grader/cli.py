@@ -19,6 +19,7 @@ from grader.exporters.classroom import to_classroom  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
+from grader.wording import count  # noqa: E402
 from grader.instructor import commands as instructor  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
@@ -124,7 +125,7 @@ def list_topics(submission: Path):
     done = progress.load(submission)["checks"] if submission.is_dir() else {}
     for topic in topic_registry.all_topics():
         passed = sum(1 for k, v in done.items() if k.startswith(f"{topic}.") and v.get("passed"))
-        click.echo(click.style(topic, bold=True) + (f"  ({passed} public checks passed)" if passed else ""))
+        click.echo(click.style(topic, bold=True) + (f"  ({count(passed, 'public check')} passed)" if passed else ""))
         for name, (sig, doc) in topic_registry.api(topic).items():
             if "." not in name:
                 click.echo(f"  {sig}" + (f"  — {doc}" if doc else ""))
@@ -285,6 +286,8 @@ def hint(target: str, level, submission: Path):
     click.echo(text)
     if submission.is_dir():
         progress.record_hint(submission, target, level)
+    remembered = progress.load(submission)["hints"].get(target, 0) if submission.is_dir() else 0
+    click.echo(click.style(hints.after(target, level, remembered), dim=True))
 
 
 @main.command()

@@ -24,6 +24,16 @@ def hint(topic: str, function: str, level: int) -> str:
     return functions[function][str(level)].strip()
 
 
+def after(target: str, shown: int, remembered: int) -> str:
+    """What to run for more help after level `shown` of `target`, given the level the progress file now records
+    (`remembered`; 0 where it could not be kept): `infergrade hint` again shows the next unread level."""
+    if shown == LEVELS[-1]:
+        return f"That was the last level of hints for {target} ({shown} of {LEVELS[-1]})."
+    if min(remembered + 1, LEVELS[-1]) == shown + 1:
+        return f"Run `infergrade hint {target}` again for level {shown + 1} of {LEVELS[-1]}."
+    return f"Level {shown + 1} of {LEVELS[-1]}: `infergrade hint {target} --level {shown + 1}`."
+
+
 def explain(topic: str, misconception: str) -> str | None:
     return load(topic).get("misconceptions", {}).get(misconception)
 

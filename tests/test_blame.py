@@ -2,22 +2,15 @@
 `watch`, each in a real terminal): a written function that calls an unwritten one waits for it; one whose own
 helper still raises NotImplementedError is failing and names the helper; one that calls a function failing its own
 checks says to check that one first."""
-import os
-import pty
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 
 import pytest
+from terminal import in_terminal
 
 from grader.engine import blame
 from grader.sandbox.policy import REPO
 
 SOLUTION = (REPO / "solutions" / "sampling.py").read_text()
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def waits_for_sample() -> str:
@@ -48,40 +41,6 @@ def broken_callee() -> str:
     return logits''', 1)
     assert source != SOLUTION
     return source
-
-
-def in_terminal(args: list[str], until: str | None = None, timeout: float = 240) -> str:
-    """What `python -m grader ARGS` shows in a pseudo-terminal (colours removed); with `until`, Ctrl-C is typed
-    once the screen shows it (watch runs until then)."""
-    main, terminal = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "grader", *args], stdin=terminal, stdout=terminal, stderr=terminal,
-                            start_new_session=True, cwd=REPO)
-    os.close(terminal)
-    shown = bytearray()
-    reader = threading.Thread(target=lambda: [shown.extend(chunk) for chunk in iter(lambda: _read(main), b"")],
-                              daemon=True)
-    reader.start()
-    try:
-        deadline = time.monotonic() + timeout
-        while until is not None and proc.poll() is None and time.monotonic() < deadline:
-            if until in ANSI.sub("", bytes(shown).decode("utf-8", "replace")):
-                os.killpg(proc.pid, signal.SIGINT)
-                break
-            time.sleep(0.2)
-        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        reader.join(5)
-        os.close(main)
-    return ANSI.sub("", bytes(shown).decode("utf-8", "replace")).replace("\r\n", "\n")
-
-
-def _read(fd: int) -> bytes:
-    try:
-        return os.read(fd, 4096)
-    except OSError:
-        return b""
 
 
 @pytest.fixture(scope="module")

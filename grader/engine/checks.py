@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from grader.sandbox.codec import Opaque
+from grader.wording import count
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,12 @@ class CheckFailure(AssertionError):
 
 def fail(message: str, misconception: str | None = None):
     raise CheckFailure(message, misconception)
+
+
+def more_failing(extra: int) -> str:
+    """What follows the one failing case a check shows when `extra` others failed too: ' (and 1 more failing
+    case)', ' (and 3 more failing cases)'; '' when it was the only one."""
+    return f" (and {count(extra, 'more failing case')})" if extra > 0 else ""
 
 
 def type_name(x) -> str:

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from grader import progress, topics as topic_registry
+from grader.wording import count, word
 
 BAR = 20
 MARKS = {"passing": ("✓", "green"), "failing": ("✗", "red"), "not started": ("·", "yellow"),
@@ -75,8 +76,8 @@ def render(folder: Path) -> str:
                 suggestion = (topic, name, state)
     total = sum(len(f) for f in table.values())
     passing = sum(s == "passing" for f in table.values() for s in f.values())
-    lines.append(f"\n{passing}/{total} functions pass their public checks; hints read for {len(read)} "
-                 f"function{'' if len(read) == 1 else 's'}")
+    lines.append(f"\n{passing} of {count(total, 'function')} {word(passing, 'passes', 'pass')} "
+                 f"{word(passing, 'its', 'their')} public checks; hints read for {count(len(read), 'function')}")
     if suggestion:
         topic, name, state = suggestion
         verb = "fix" if state == "failing" else "write"

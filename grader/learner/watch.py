@@ -12,8 +12,10 @@ from pathlib import Path
 import click
 
 from grader import hints, progress, topics as topic_registry
+from grader.exporters.terminal import printed_lines
 from grader.learner.overview import function_state
 from grader.learner.select_checks import check_units, unit_of
+from grader.wording import columns, count, word, wrap
 
 POLL_S = 0.05
 SETTLE_S = 0.02  # a save is read once the file has stopped changing for this long (editors write in steps)
@@ -108,9 +110,13 @@ class Watcher:
 
 
 def screen(watcher: Watcher, topic: str, note: str) -> str:
-    """One screen: each function's verdict, the first failure with its hint command, and what comes next."""
+    """One screen, wrapped at words to the terminal's width: each function's verdict, the first failure with its
+    misconception, what the code printed and its hint command, and what comes next."""
+    width = columns()
     checks = list(watcher.checks.get(topic, {}).values())
-    lines = [click.style(f"infergrade watch — {topic}.py", bold=True) + f"  ({note})", ""]
+    title = f"infergrade watch — {topic}.py"
+    lines = [click.style(title, bold=True) + line.removeprefix(title) if line.startswith(title) else line
+             for line in wrap(f"{title}  ({note})", width)] + [""]
     by_unit: dict[str, list[dict]] = {}
     for c in checks:
         by_unit.setdefault(unit_of(c["hint"]) or "(other)", []).append(c)
@@ -119,29 +125,42 @@ def screen(watcher: Watcher, topic: str, note: str) -> str:
         state = function_state([{"status": c["status"], "passed": c["status"] == "passed", "function": c["hint"],
                                  "waiting_for": c["function"]} for c in group])
         waits = [w for c in group if (w := progress.blocked_by(c["status"], c["hint"], c["function"]))]
-        lines.append(f"  {click.style(f'{state:12}', fg=STATE_COLORS[state])} {unit:28} {passed}/{len(group)} checks"
-                     + (f" ({len(waits)} wait for {', '.join(sorted(set(waits)))})" if waits else ""))
+        row = wrap(f"{state:12} {unit:28} {passed}/{count(len(group), 'check')}" +
+                   (f" ({count(len(waits), 'check')} {word(len(waits), 'waits', 'wait')} for "
+                    f"{', '.join(sorted(set(waits)))})" if waits else ""), width, "  ", " " * 13)
+        lines += [row[0].replace(state, click.style(state, fg=STATE_COLORS[state]), 1), *row[1:]]
     lines.append("")
     error = watcher.errors.get(topic)
     failed = [c for c in checks if c["status"] not in ("passed", "not_started", "skipped")]
     failing = next((c for c in failed if not progress.blocked_by(c["status"], c["hint"], c["function"])),
                    next(iter(failed), None))  # a check that fails in its own function first
     if error:
-        lines.append(click.style(f"{topic}.py could not be checked:", fg="red"))
-        lines += [f"  {line}" for line in error.splitlines()[:SHOWN_LINES]]
+        lines += [click.style(line, fg="red") for line in wrap(f"{topic}.py could not be checked:", width)]
+        lines += [part for line in error.splitlines()[:SHOWN_LINES] for part in wrap(line, width, "  ")]
     elif failing:
-        lines.append(click.style(f"first failure: {failing['id']} — {failing['title']}", fg="red"))
-        lines += [f"  {line}" for line in failing["message"].splitlines()[:SHOWN_LINES]]
-        why = failing["misconception"] and hints.explain(topic, failing["misconception"])
-        if why:
-            lines.append(f"  misconception {failing['misconception']}: {why.strip().splitlines()[0]}")
-        if failing["hint"]:
-            lines.append(f"  hint: infergrade hint {failing['hint']}")
+        lines += _failure(topic, failing, width)
     waiting = next((c for c in checks if c["status"] == "not_started"
                     and not progress.blocked_by(c["status"], c["hint"], c["function"])),
                    next((c for c in checks if c["status"] == "not_started"), None))
-    lines.append(click.style("next: ", bold=True) + _next(watcher.folder, topic, error or failing, waiting))
+    following = wrap("next: " + _next(watcher.folder, topic, error or failing, waiting), width, "", "      ")
+    lines += [click.style("next:", bold=True) + following[0].removeprefix("next:"), *following[1:]]
     return "\n".join(lines)
+
+
+def _failure(topic: str, failing: dict, width: int) -> list[str]:
+    """The first failure as `check` shows it: its message, the misconception's explanation in full (its symptom and
+    why, never a hint's level), what the code printed, and the hint command."""
+    lines = [click.style(line, fg="red") for line in wrap(f"first failure: {failing['id']} — {failing['title']}",
+                                                           width)]
+    lines += [part for line in failing["message"].splitlines()[:SHOWN_LINES] for part in wrap(line, width, "  ")]
+    why = failing["misconception"] and hints.explain(topic, failing["misconception"])
+    if failing["misconception"]:
+        lines += wrap(f"misconception {failing['misconception']}" + (f": {why.strip()}" if why else ""), width, "  ")
+    if failing.get("output"):
+        lines += printed_lines(failing["output"], "  ", width)
+    if failing["hint"]:
+        lines.append(f"  hint: infergrade hint {failing['hint']}")
+    return lines
 
 
 def _next(folder: Path, topic: str, failing, waiting: dict | None) -> str:
@@ -169,15 +188,15 @@ def suggest(folder: Path, after: str | None = None) -> str | None:
 def watch(folder: Path, topics: list[str], first: str) -> None:
     """Check `first`, then re-check each watched topic when its file is saved, until Ctrl-C."""
     watcher = Watcher(folder, topics)
-    seconds, count = watcher.run(first, None)
-    _show(watcher, first, f"checked {count} checks in {seconds:.2f} s; save to re-check")
+    seconds, checked = watcher.run(first, None)
+    _show(watcher, first, f"checked {count(checked, 'check')} in {seconds:.2f} s; save to re-check")
     while True:
         topic = watcher.saved()
         if topic is None:
             time.sleep(POLL_S)
             continue
-        seconds, count, units = watcher.recheck(topic)
-        note = f"re-checked {count} checks in {seconds:.2f} s"
+        seconds, checked, units = watcher.recheck(topic)
+        note = f"re-checked {count(checked, 'check')} in {seconds:.2f} s"
         if units is None:
             _show(watcher, topic, note)
             continue

@@ -5,7 +5,7 @@ import re
 import torch
 
 from grader.checks.sampling.misconceptions import top_k_row_ids, top_p_row_ids
-from grader.engine import expect_raises, expect_type, fail, mismatch, outside, tolerance
+from grader.engine import expect_raises, expect_type, fail, mismatch, more_failing, outside, tolerance
 
 # Probabilities may be computed in float32 whatever the input dtype (contract): never demand more than a few
 # float32 epsilons of absolute accuracy from a probability.
@@ -101,8 +101,7 @@ def fail_on(problems: list[tuple[str, set[str]]], order: tuple[str, ...]) -> Non
     if not problems:
         return
     common = set.intersection(*(ids for _, ids in problems))
-    more = f" (and {len(problems) - 1} more failing cases)" if len(problems) > 1 else ""
-    fail(problems[0][0] + more, next((mid for mid in order if mid in common), None))
+    fail(problems[0][0] + more_failing(len(problems) - 1), next((mid for mid in order if mid in common), None))
 
 
 def filtered_probs_problem(out, tempered: torch.Tensor, must: torch.Tensor, may: torch.Tensor, what: str,
