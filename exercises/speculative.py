@@ -72,6 +72,10 @@ def acceptance_rate(p: torch.Tensor, q: torch.Tensor) -> float:
 def expected_tokens_per_iteration(alpha: float, gamma: int) -> float:
     """Mean number of tokens one iteration yields when each draft token is accepted with probability alpha.
 
+    The formula assumes acceptances are i.i.d.: every draft token is accepted with the same alpha, independently
+    of the others (Leviathan et al. assume it too). Real acceptance varies by position and comes in runs, so for
+    real models the result is an approximation.
+
     Args:
         alpha: acceptance rate in [0, 1].
         gamma: draft tokens per iteration (>= 0).

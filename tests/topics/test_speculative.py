@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from exercises import speculative as stub
+from grader import hints
 from grader.checks.speculative import binomial, distribution, test_hidden, test_public
 from grader.checks.speculative import models as toys
 from grader.checks.speculative.expect import sixteenths
@@ -50,12 +51,13 @@ def stored():
 
 
 def generate_runs(generate, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int) -> list:
-    """What generate_many collects, made in this process: [(what generate returned, the target's score log)]."""
+    """What generate_many collects with a served target, made in this process: [(what generate returned, the
+    target)]."""
     generator = torch.Generator().manual_seed(seed)
     out = []
     for _ in range(runs):
         target, draft = toys.model(pair, "target"), toys.model(pair, "draft")
-        out.append((generate(target, draft, list(prompt), max_new_tokens, gamma, generator), target.score_log))
+        out.append((generate(target, draft, list(prompt), max_new_tokens, gamma, generator), target))
     return out
 
 
@@ -307,6 +309,51 @@ def test_distribution_check_catches_each_misconception_with_probability_above_1_
     assert passes["deterministic_acceptance"] == 0 and passes["ratio_inverted"] < 1e-57
 
 
+@pytest.mark.parametrize("gamma", distribution.GAMMAS)
+def test_distribution_check_sizing_holds_for_every_hidden_gamma(gamma):
+    """distribution.py's figures for the hidden check's gammas: resample_from_target passes with probability
+    <= 1.3e-12 at gamma 2 and <= 9e-23 above; the other two never pass (every prompt token is row 0 shifted)."""
+    k, runs = distribution.K, distribution.RUNS
+    bounds = binomial.intervals(runs, first_tokens_law("mismatch", [0], k, gamma), distribution.FALSE_FAIL)
+    passes = {m: binomial.pass_bound(runs, first_tokens_law("mismatch", [0], k, gamma, m), bounds)
+              for m in distribution.LAW_MISCONCEPTIONS}
+    assert passes["resample_from_target"] < (1.3e-12 if gamma == 2 else 9e-23)
+    assert passes["deterministic_acceptance"] == 0 and passes["ratio_inverted"] < 1e-57
+
+
+@pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
+def test_generated_tokens_are_verified_by_the_target_calls(module):
+    """expect_verified accepts every run of a correct speculative_generate on the hidden check's settings."""
+    for seed in range(12):
+        prompt, max_new_tokens, gamma = distribution.random_settings(seed)
+        assert gamma in distribution.GAMMAS and max_new_tokens >= distribution.K + gamma and 1 <= len(prompt) <= 3
+        for result, target in generate_runs(module.speculative_generate, "mismatch", prompt, max_new_tokens, gamma,
+                                            20, seed):
+            distribution.expect_verified(result[0], target, prompt, gamma, "run")
+
+
+def sample_the_target(target, draft, prompt, max_new_tokens, gamma, generator):
+    """The target's own law, sampled token by token (what a submission recognising the law check could do)."""
+    new = []
+    while len(new) < max_new_tokens:
+        new.append(int(torch.multinomial(target.next_probs([*prompt, *new]), 1, generator=generator)))
+    return new, dict(iterations=max_new_tokens, proposed=0, accepted=0, target_calls=max_new_tokens, draft_calls=0)
+
+
+def score_the_tokens(target, draft, prompt, max_new_tokens, gamma, generator):
+    """Tokens sampled from the target, with one score call over them all made for show."""
+    new, stats = sample_the_target(toys.model("mismatch", "target"), draft, prompt, max_new_tokens, gamma, generator)
+    target.score([*prompt, *new], 1)
+    return new, stats
+
+
+@pytest.mark.parametrize("generate", [sample_the_target, score_the_tokens])
+def test_tokens_the_target_calls_do_not_verify_fail(generate):
+    (result, target), = generate_runs(generate, "mismatch", [1], 5, 2, 1, 0)
+    with pytest.raises(CheckFailure):
+        distribution.expect_verified(result[0], target, [1], 2, "run")
+
+
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
 def test_generated_tokens_pass_the_distribution_test(module):
     k, gamma, runs = distribution.K, distribution.GAMMA, distribution.RUNS
@@ -416,3 +463,19 @@ def test_notebook_closes_on_what_the_topic_does_not_do():
     last = build("speculative").cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## What this does not do")
     assert all(phrase in " ".join(last.source.split()) for phrase in ('is not voting', 'is not fact-checking'))
+
+
+def test_notebook_says_where_the_formula_holds():
+    # issue 26, points 11 and 19: memory-bound at small batch; the formula assumes i.i.d. acceptance, stated where it
+    # first appears (stub, notebook, hints), and the notebook's example of runs, recomputed
+    from grader.learner.notebooks.topics import speculative as notebook
+
+    concept = " ".join(notebook.CONCEPT.split())
+    assert concept.startswith("At small batch, decoding is memory-bound")
+    assert "independently of the others (i.i.d." in concept
+    assert "i.i.d." in " ".join(stub.expected_tokens_per_iteration.__doc__.split())
+    assert "independently of the others" in hints.hint("speculative", "expected_tokens_per_iteration", 2)
+    formula = ref.expected_tokens_per_iteration
+    mixed = (formula(0.95, 4) + formula(0.35, 4)) / 2  # half the iterations easy, half hard: mean alpha 0.65
+    assert f"the formula gives {formula((0.95 + 0.35) / 2, 4):.2f} tokens" in concept
+    assert f"yield {mixed:.2f} on average" in concept

@@ -1,8 +1,10 @@
 """Notebook content for speculative: expected speed-up against acceptance rate for several gamma."""
 
 CONCEPT = """
-Decoding is memory-bound: each step reads all the weights to produce one token. **Speculative decoding** lets a
-small **draft** model propose `gamma` tokens, then runs the large **target** model once over all of them. Each
+At small batch, decoding is memory-bound: each step reads all the weights to produce one token per sequence, and
+the arithmetic units wait on memory (at large batch one read of the weights serves many sequences, and the step
+becomes compute-bound: the timeline topic finds where). **Speculative decoding** spends that idle arithmetic: a
+small **draft** model proposes `gamma` tokens, then the large **target** model runs once over all of them. Each
 draft token is accepted with probability `min(1, p/q)` (target over draft probability): with a uniform `u`, when
 `u < p/q`. That strict test is Chen et al.'s (2023); Leviathan et al. (2023) accept at `u <= p/q`. The two differ
 only when `u` lands exactly on `p/q` (probability 0 for a continuous `u`); the case that can happen in floating
@@ -12,8 +14,15 @@ and if all are accepted the target adds a bonus token. This rule makes the outpu
 target's own samples.
 
 With acceptance rate `alpha`, one iteration yields `(1 - alpha^(gamma+1)) / (1 - alpha)` tokens on average and
-costs one target pass plus `gamma` draft passes (each `c` of a target pass). More draft tokens pay off only when
-`alpha` is high and the draft is cheap.
+costs one target pass plus `gamma` draft passes (each `c` of a target pass). The formula assumes that every draft
+token is accepted with the same probability `alpha`, independently of the others (i.i.d., as Leviathan et al.
+assume too). Real acceptance is neither: it changes from position to position and comes in runs (boilerplate is
+easy to guess, a name or a number is not), so for a real pair of models the formula is an approximation, best read
+with `alpha` measured on the traffic served. Runs matter: if half the iterations meet an easy stretch (`alpha` =
+0.95) and half a hard one (`alpha` = 0.35), the mean `alpha` is 0.65 and the formula gives 2.53 tokens an iteration
+at `gamma` = 4, while the iterations yield 3.03 on average. More draft tokens pay off only when `alpha` is high and
+the draft is cheap. The toy models of the second experiment below have the same distributions after every prefix:
+for them the assumption holds exactly.
 """
 
 EXPERIMENTS = [
