@@ -81,11 +81,18 @@ def test_every_submission_gets_a_valid_results_file_and_a_row(graded):
     assert rows["ada"]["status"] == "completed" and rows["ada"]["reason"] == ""
     for bad in ("gus", "hal"):                            # not 0/0: the maximum stays, with the status and why
         assert rows[bad]["status"] == "error" and float(rows[bad]["max"]) == full
-        assert rows[bad]["reason"] == docs[bad]["error"] and bad in rows[bad]["reason"]
+        assert rows[bad]["sampling"] == rows[bad]["total"] == ""   # no score: an average must not count a zero
+        assert bad in rows[bad]["reason"] and str(root) not in rows[bad]["reason"]  # no path of this machine
     assert {row["seed"] for row in rows.values()} == {"7"}
+    assert rows["fay"]["graded_path"] == "fay/exercises" and rows["ada"]["graded_path"] == "."
+    shipped = {name for name in rows if rows[name]["similar_to"] == "sampling: the shipped solutions"}
+    assert {"ada", "fay", "ivy"} <= shipped and float(rows["ada"]["similarity"]) >= 0.9  # copies of the solution
+    assert rows["jo"]["similarity"] in ("", "0.00") or float(rows["jo"]["similarity"]) < 0.7  # the untouched stub
+    assert rows["gus"]["similarity"] == ""                                                  # nothing graded
     with (out / "grades.csv").open() as f:
         header = next(csv.reader(f))
-    assert header[:4] == ["student", "sampling", "total", "max"] and header[4:] == ["status", "reason", "seed"]
+    assert header[:4] == ["student", "sampling", "total", "max"]
+    assert header[4:] == ["status", "reason", "seed", "graded_path", "similarity", "similar_to"]
 
 
 def test_the_output_folder_records_the_class_seed(graded):
@@ -108,14 +115,16 @@ def test_another_seed_into_the_same_folder_is_refused(graded):
 def test_resume_skips_what_was_graded_with_the_same_seed_and_files(graded):
     root, out, _ = graded
     before = (out / "ada.json").stat().st_mtime_ns
+    archived = (out / "fay.json").stat().st_mtime_ns
     (root / "class" / "bo" / "sampling.py").write_text(SAMPLING)       # bo fixed the bug since
     again = infergrade("grade-batch", root / "class", "--out", out, "--resume", cwd=root)  # seed, topics: OUT's
     assert "seed 7 (from batch.json)" in again.stderr and "public checks of sampling" in again.stderr
     assert f"{len(os.sched_getaffinity(0))} at once" in again.stderr   # --jobs: the cores available
-    assert "5 already graded" in again.stderr      # ada, cy, di, ed, jo: folders, unchanged; not bo, nor archives
-    assert (out / "ada.json").stat().st_mtime_ns == before
+    assert "7 already graded" in again.stderr      # ada, cy, di, ed, jo (folders) and fay, ivy (archives), unchanged;
+    assert (out / "ada.json").stat().st_mtime_ns == before                # not bo, nor gus and hal (errors)
     bo = json.loads((out / "bo.json").read_text())
     assert bo["score"] == bo["max_score"]
+    assert (out / "fay.json").stat().st_mtime_ns == archived       # an archive whose files are unchanged is kept
 
 
 def test_a_folder_without_submissions_is_a_usage_error(tmp_path):
@@ -262,3 +271,38 @@ def test_a_linked_entry_gets_an_error_row_naming_the_link_and_is_never_followed(
         assert doc["submission"]["files"] == {}  # nothing was read through the link
         assert "symbolic link" in doc["error"] and repr(target) in doc["error"], doc["error"]
         assert rows[name]["status"] == "error" and float(rows[name]["max"]) == full
+
+
+def test_a_class_of_archives_interrupted_is_resumed_without_regrading_what_was_done(tmp_path):
+    """An LMS export is all archives: Ctrl-C after the first, then --resume grades only the rest."""
+    import signal
+    import time
+
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("ann", "bob", "cy"):
+        zip_with(klass / f"{name}.zip", {f"{name}/sampling.py": SAMPLING})
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = subprocess.Popen([sys.executable, "-m", "grader", "grade-batch", str(klass), "--out", str(out), "--topic",
+                            "sampling", "--public", "--seed", "5", "--jobs", "1"], cwd=tmp_path, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "ann.json").exists() and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.1)
+        assert (out / "ann.json").exists(), "ann was never graded"
+        run.send_signal(signal.SIGINT)
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    assert run.returncode == 130, stderr
+    graded = json.loads((out / "ann.json").read_text())
+    kept = (out / "ann.json").stat().st_mtime_ns
+    again = infergrade("grade-batch", klass, "--out", out, "--resume", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "1 already graded" in again.stderr and (out / "ann.json").stat().st_mtime_ns == kept
+    assert json.loads((out / "ann.json").read_text()) == graded
+    with (out / "grades.csv").open() as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert {r["status"] for r in rows.values()} == {"completed"} and rows["bob"]["graded_path"] == "bob"

@@ -40,3 +40,18 @@ def test_histograms_count_in_whole_numbers(monkeypatch, draw):
     counted = figures[0].axes[0]
     ticks = [t for t in counted.get_yticks() if counted.get_ylim()[0] <= t <= counted.get_ylim()[1]]
     assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+
+
+def test_the_similar_code_section_shows_the_pairs_side_by_side_and_names_no_one_when_anonymous():
+    from grader.instructor import similarity
+    from grader.instructor.selftest import EXERCISES_DIR, SOLUTIONS_DIR
+
+    solution = (SOLUTIONS_DIR / "kv_cache.py").read_text()
+    pairs = similarity.topic_pairs("kv_cache", {"ann": solution, "bo<b>": "def f(x):\n    return x\n"},
+                                   {"solutions": solution}, (EXERCISES_DIR / "kv_cache.py").read_text())
+    page = report.render({"ann": document(100)}, pairs=pairs)
+    section = page.split("<h2>Similar code</h2>")[1]
+    assert "1 module at or above 70%" in section and "(flagged)" in section and "the shipped solutions" in section
+    assert section.count("<pre>") >= 2 and "bo<b>" not in page                  # names are escaped
+    anonymous = report.render({"ann": document(100)}, anonymous=True, pairs=pairs).split("<h2>Similar code</h2>")[1]
+    assert "1 module at or above 70%" in anonymous and "ann" not in anonymous and "<pre>" not in anonymous

@@ -7,9 +7,7 @@ file; nothing stops the batch but Ctrl-C or SIGTERM, which end the workers withi
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 import multiprocessing
@@ -26,16 +24,16 @@ from importlib import metadata
 from pathlib import Path
 
 from grader import interrupt, output
-from grader.text import one_line, printable
+from grader.text import printable
 from grader.sandbox import namespaces
 from grader.submission.archive import BadArchive, unpack
 from grader.submission.snapshot import Snapshot
 
+SOURCE_BYTES = 2**20  # of one topic module kept for the similarity report
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 ATTEMPTS = 3
 STOP_GRACE_S = 3.0  # after an interrupt, how long a worker gets to end its checks before SIGKILL
 MANIFEST = "batch.json"
-NOT_GRADED = "the batch was interrupted before this submission was graded"
 
 
 def submissions(folder: Path) -> list[Path]:
@@ -208,24 +206,25 @@ def _stop_worker(signum, frame):
 
 
 def grade_one(path: Path, topics: list[str], hidden: bool, seed: int, previous: Path | None = None
-              ) -> tuple[dict | None, dict[str, float] | None]:
+              ) -> tuple[dict | None, dict[str, float] | None, dict[str, str]]:
     """In a worker: the results document of one upload, always (one that cannot be unpacked or graded gets an
-    error document saying why), or None where `previous` already grades its files (--resume); and, when some
-    topic was not graded, every topic's maximum (an ungradable submission keeps the maximum in grades.csv)."""
+    error document saying why), or None where `previous` already grades its files (--resume); when some topic
+    was not graded, every topic's maximum (an ungradable submission keeps the maximum in grades.csv); and the
+    text of each topic module graded, for the class's similarity report."""
     _busy[0] = True
     try:
         if previous is not None and already_graded(path, previous, hidden, seed):
-            return None, None
-        doc = _grade_upload(path, topics, hidden, seed)
+            return None, None, {}
+        doc, sources = _grade_upload(path, topics, hidden, seed)
         doc = json.loads(json.dumps(doc))  # plain types: the parent would import torch to unpickle its version str
-        return doc, (topic_points(topics, hidden) if any(not t["checks"] for t in doc["topics"]) else None)
+        return doc, (topic_points(topics, hidden) if any(not t["checks"] for t in doc["topics"]) else None), sources
     finally:
         _busy[0] = False
         if _stopping[0]:
             os._exit(128 + signal.SIGTERM)  # the grader is ending the batch: no next submission
 
 
-def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> dict:
+def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> tuple[dict, dict[str, str]]:
     from grader.grading import bad_input_document, grade
     from grader.submission.folder import BadInput
 
@@ -239,11 +238,23 @@ def _grade_upload(path: Path, topics: list[str], hidden: bool, seed: int) -> dic
             why = why.replace(str(Path(scratch).resolve()), path.name)  # the upload, not a random scratch folder
             doc = bad_input_document(f"{path.name}: {why}", path, topics, hidden, seed)
             doc["duration_s"] = round(time.monotonic() - started, 4)  # what the upload cost before it was refused
-            return doc
+            return doc, {}
         with snapshot:
             doc = grade(snapshot, topics, hidden=hidden, seed=seed, with_progress=False)
+            sources = {t: text for t in topics if (text := module_text(snapshot.folder / f"{t}.py")) is not None}
+        upload = Path(scratch).resolve() if path.is_file() else path.parent.resolve() / path.name
         doc["submission"]["path"] = str(path)  # the upload, not the scratch folder it was graded from
-        return doc
+        doc["submission"]["graded"] = os.path.relpath(snapshot.given, upload)  # "." or the folder below it
+        return doc, sources
+
+
+def module_text(path: Path) -> str | None:
+    """A topic module of the grader's copy, as text (at most SOURCE_BYTES), or None where it has none."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(SOURCE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 def topic_points(topics: list[str], hidden: bool) -> dict[str, float]:
@@ -265,16 +276,17 @@ def topic_points(topics: list[str], hidden: bool) -> dict[str, float]:
 
 def already_graded(path: Path, result: Path, hidden: bool, seed: int) -> bool:
     """Whether `result` grades this submission's current files with this seed and mode (for --resume)."""
-    from grader.submission.folder import resolve_submission
-
-    if not result.exists() or not path.is_dir():
-        return False  # archives are regraded: their files are hashed only once unpacked
+    if not result.exists():
+        return False
     try:
         doc = json.loads(result.read_text())
-        with resolve_submission(path.parent.resolve() / path.name)[0] as graded:  # what grade_one would grade
-            return (doc["seed"] == seed and doc["mode"] == ("hidden" if hidden else "public")
-                    and doc["status"] == "completed" and doc["submission"]["files"] == graded.files)
-    except (OSError, ValueError, KeyError, TypeError):  # BadInput is a ValueError: regraded, and refused then
+        if not (doc["seed"] == seed and doc["mode"] == ("hidden" if hidden else "public")
+                and doc["status"] == "completed"):
+            return False
+        with tempfile.TemporaryDirectory(prefix="infergrade-batch-") as scratch, \
+                unpack_and_resolve(path, Path(scratch)) as graded:  # what grade_one would grade: an archive unpacked
+            return doc["submission"]["files"] == graded.files
+    except Exception:  # noqa: BLE001 - an upload that cannot be read again is regraded, and refused then
         return False
 
 
@@ -284,6 +296,7 @@ class Outcome:
     path: Path
     doc: dict | None
     max_scores: dict[str, float] | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # each topic module graded, by topic
 
 
 def grade_all(paths: list[Path], topics: list[str], hidden: bool, seed: int, jobs: int,
@@ -307,7 +320,7 @@ def grade_all(paths: list[Path], topics: list[str], hidden: bool, seed: int, job
             for future in as_completed(futures):
                 path = futures[future]
                 try:
-                    doc, max_scores = future.result()
+                    doc, max_scores, sources = future.result()
                 except BrokenProcessPool:
                     attempts[path] += 1
                     if attempts[path] < ATTEMPTS:
@@ -319,7 +332,7 @@ def grade_all(paths: list[Path], topics: list[str], hidden: bool, seed: int, job
                 except Exception as exc:  # noqa: BLE001 - a result that did not come back is this upload's error
                     yield Outcome(path, failed_document(path, topics, hidden, seed, f"{type(exc).__name__}: {exc}"))
                     continue
-                yield Outcome(path, doc, max_scores)
+                yield Outcome(path, doc, max_scores, sources)
         except BaseException:
             stop_workers(pool)
             raise
@@ -349,45 +362,6 @@ def failed_document(path: Path, topics: list[str], hidden: bool, seed: int, why:
     doc = bad_input_document(f"{path.name}: {why}", path, topics, hidden, seed)
     doc["error"] = printable(f"internal grader error: {why}")  # `why` may name the upload
     return doc
-
-
-def write_csv(out: Path, topics: list[str], docs: dict[str, dict | None], max_scores: dict[str, float]) -> Path:
-    """grades.csv: one row per student (None: not graded, the batch was interrupted), a column per topic, the
-    total, the maximum (kept for a submission that could not be graded), the status, why, and the seed."""
-    path = out / "grades.csv"
-    f = io.StringIO(newline="")
-    # every cell quoted: a spreadsheet that splits on ';' (a comma-decimal locale's) keeps a name with ';' whole
-    writer = csv.writer(f, quoting=csv.QUOTE_ALL)
-    writer.writerow(["student", *topics, "total", "max", "status", "reason", "seed"])
-    for name in sorted(docs):
-        writer.writerow([_cell(one_line(name)), *_row(docs[name], topics, max_scores)])
-    output.write_text(f.getvalue(), path)
-    return path
-
-
-def _cell(text: str) -> str:
-    """Text a spreadsheet shows as text, and a terminal or an editor shows as it is stored (no escape, no control
-    character, no bidi override: `text.printable`): a name an upload chose that starts like a formula gets a
-    leading '."""
-    text = printable(text)
-    return f"'{text}" if text.startswith(("=", "+", "-", "@", "\t")) else text
-
-
-def _row(doc: dict | None, topics: list[str], max_scores: dict[str, float]) -> list[str]:
-    """A row's cells after the name; the maximum of topics graded without checks comes from `max_scores`."""
-    known = all(t in max_scores for t in topics)
-    class_max = _number(sum(max_scores[t] for t in topics)) if known else ""
-    if doc is None:
-        return [*("" for _ in topics), "", class_max, "interrupted", NOT_GRADED, ""]
-    scores = {t["id"]: t["score"] for t in doc["topics"]}
-    graded = all(t["checks"] for t in doc["topics"]) and {t["id"] for t in doc["topics"]} == set(topics)
-    maximum = _number(doc["max_score"]) if graded else class_max
-    return [*(_number(scores.get(t, 0)) for t in topics), _number(doc["score"]), maximum, doc["status"],
-            _cell(doc["error"] or doc["incomplete"] or ""), str(doc["seed"])]
-
-
-def _number(x: float) -> str:
-    return f"{x:g}"
 
 
 def write_results(doc: dict, result: Path) -> None:

@@ -14,7 +14,7 @@ import click
 from tqdm import tqdm
 
 from grader import interrupt, output, topics as topic_registry
-from grader.instructor import batch, handout, report
+from grader.instructor import batch, grades, handout, report
 from grader.text import one_line
 
 
@@ -55,6 +55,8 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
     them, and refuses others. Exit 0 when every submission was graded (whatever the scores), 1 when some could not
     be, 2 for bad arguments, 130 or 143 when interrupted (what was graded is kept: run again with --resume).
     """
+    from grader.instructor import similarity  # numpy and copydetect: only where a class is graded
+
     explicit_mode = ctx.get_parameter_source("hidden") is not click.core.ParameterSource.DEFAULT
     try:
         manifest = batch.Manifest.read(out)
@@ -109,6 +111,7 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
                         docs[name] = json.loads(result.read_text())
                     else:
                         batch.write_results(outcome.doc, result)
+                        similarity.keep_sources(out, name, outcome.sources)
                         docs[name] = outcome.doc
                     max_scores.update(outcome.max_scores or {})
                     doc = docs[name]
@@ -120,9 +123,15 @@ def grade_batch(ctx: click.Context, submissions: Path, out: Path, jobs, topics, 
     for doc in filter(None, docs.values()):
         max_scores.update({t["id"]: t["max_score"] for t in doc["topics"] if t["checks"]})
     batch.Manifest(seed, hidden, chosen, max_scores, part).write(out)
-    csv = batch.write_csv(out, chosen, docs, max_scores)
+    pairs = similarity.class_pairs(out, chosen)
+    csv = grades.write_csv(out, chosen, docs, max_scores, similarity.by_student(pairs))
     graded = [d for d in docs.values() if d is not None]
     click.echo(f"wrote {len(graded) - skipped} results ({skipped} already graded) and {csv}", err=True)
+    flagged = [p for p in pairs if p.match.flagged]
+    if flagged:
+        click.echo(f"similarity: {len(flagged)} module{'' if len(flagged) == 1 else 's'} at or above "
+                   f"{similarity.FLAG:.0%} of another (grades.csv's similarity column; `infergrade report` shows "
+                   f"the matching lines). It flags; no score changed", err=True)
     stopped = interrupt.received()
     if stopped:
         command = shlex.join(["infergrade", "grade-batch", str(submissions), "--out", str(out), "--resume",
@@ -168,11 +177,14 @@ def merge_cmd(shards, out: Path):
 @click.option("--anonymous", is_flag=True, help="leave out every student's name (a report to share)")
 def report_cmd(results: Path, out: Path | None, anonymous: bool):
     """Write a class report from a folder of results (grade-batch's OUT): shared misconceptions first."""
+    from grader.instructor import similarity
+
     docs = report.load(results)
     if not docs:
         raise click.UsageError(f"no results JSON in {str(results)!r} (run grade-batch first)")
     out = out or results / ("report-anonymous.html" if anonymous else "report.html")
-    output.write_text(report.render(docs, anonymous), out)
+    topics = sorted({t["id"] for doc in docs.values() for t in doc["topics"]})
+    output.write_text(report.render(docs, anonymous, similarity.class_pairs(results, topics)), out)
     click.echo(report.headline(report.shared_misconceptions(docs)))
     warning = report.seed_warning(docs)
     if warning:

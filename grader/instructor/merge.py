@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import output
-from grader.instructor import batch, report
+from grader.instructor import batch, grades, report, similarity
 from grader.results import problems
 
 SHARED = {"seed": lambda m: m.seed, "mode": lambda m: "hidden" if m.hidden else "public",
@@ -148,8 +148,15 @@ def merge(folders: list[Path], out: Path) -> tuple[batch.Manifest, dict[str, dic
         if text is not None:
             output.write_text(text, out / f"{name}.json")
     merged.write(out)
-    batch.write_csv(out, merged.topics, docs, points)
+    for s in shards:  # each student's modules, kept by the one shard that graded them
+        for name in s.shard.students:
+            kept = s.folder / similarity.SOURCES / name
+            similarity.keep_sources(out, name, {p.stem: p.read_text(encoding="utf-8", errors="replace")
+                                                for p in sorted(kept.glob("*.py")) if p.is_file() and
+                                                not p.is_symlink() and p.stem in merged.topics})
+    pairs = similarity.class_pairs(out, merged.topics)
+    grades.write_csv(out, merged.topics, docs, points, similarity.by_student(pairs))
     graded = {name: doc for name, doc in docs.items() if doc is not None}
     if graded:
-        output.write_text(report.render(graded), out / "report.html")
+        output.write_text(report.render(graded, pairs=pairs), out / "report.html")
     return merged, docs

@@ -239,8 +239,34 @@ def _html(text: str) -> str:
     return html.escape(printable(text))
 
 
-def render(docs: dict[str, dict], anonymous: bool = False) -> str:
-    """The whole report as one HTML page; `anonymous` leaves out every student's name, for sharing."""
+SHOWN_PAIRS = 10  # the most similar modules the report shows side by side
+
+
+def similar_section(pairs: list, anonymous: bool) -> str:
+    """The modules most like another, flagged first, with the matching lines of both side by side (the canonical
+    form the comparison reads: docstrings dropped, every name `v`); names left out when anonymous."""
+    from grader.instructor.similarity import FLAG
+
+    e = _html
+    top = sorted((p for p in pairs if p.match.share > 0), key=lambda p: (-p.match.share, p.topic, p.student))
+    flagged = sum(p.match.flagged for p in pairs)
+    said = (f"<p>{flagged} module{'' if flagged == 1 else 's'} at or above {FLAG:.0%}: a share of the student's code "
+            f"(after the stub's text, names and layout are set aside) found in one other module. It flags for a "
+            f"closer look; it changes no score.</p>")
+    if anonymous:
+        return said + "<p>The pairs are left out of this shareable report: they would name students.</p>"
+    rows = "".join(
+        f"<tr><td>{p.match.share:.0%}{' (flagged)' if p.match.flagged else ''}</td><td>{e(p.topic)}</td>"
+        f"<td>{e(p.student)}</td><td>{e(('the shipped ' if p.shipped else '') + p.other)}</td>"
+        f"<td><pre>{e(chr(10).join(p.match.mine))}</pre></td><td><pre>{e(chr(10).join(p.match.theirs))}</pre></td>"
+        f"</tr>" for p in top[:SHOWN_PAIRS])
+    return (said + '<table id="similarity"><tr><th>share</th><th>topic</th><th>student</th><th>found in</th>'
+            f"<th>the student's matching lines</th><th>the other's</th></tr>{rows}</table>")
+
+
+def render(docs: dict[str, dict], anonymous: bool = False, pairs: list | None = None) -> str:
+    """The whole report as one HTML page; `anonymous` leaves out every student's name, for sharing; `pairs` are
+    the class's similarity pairs (`similarity.class_pairs`)."""
     shared = shared_misconceptions(docs)
     e = _html
     rows = "".join(
@@ -271,6 +297,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; c
 #warning {{ background: #fde2e1; border-left: 6px solid #c62828; padding: 0.5em 1em; }}
 table {{ border-collapse: collapse; width: 100%; font-size: 0.9em; }}
 td, th {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }}
+pre {{ margin: 0; font-size: 0.85em; white-space: pre-wrap; }}
 </style></head><body>
 <h1>Class report</h1>
 <p id="heading">{e(heading(docs))}</p>
@@ -289,6 +316,8 @@ td, th {{ border-bottom: 1px solid #ddd; padding: 0.3em 0.5em; text-align: left;
 <th>what it checks</th></tr>{checks}</table>
 <h2>Misconceptions per student</h2>
 {students_section}
+<h2>Similar code</h2>
+{similar_section(pairs or [], anonymous)}
 <h2>Grading time (completed gradings)</h2>
 {figure.format(alt="grading time per submission and per topic", png=grading_times(docs))}
 </body></html>

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -140,3 +141,43 @@ def topic_pairs(topic: str, students: dict[str, str], shipped: dict[str, str], s
             (is_shipped, other), match = max(others, key=lambda km: (km[1].share, km[0]))
             pairs.append(Pair(student, topic, other, is_shipped, match))
     return pairs
+
+
+SOURCES = "sources"  # OUT/sources/<student>/<topic>.py: the modules grade-batch graded, for this report
+
+
+def keep_sources(out: Path, student: str, sources: dict[str, str]) -> None:
+    """Keep the topic modules one student was graded on in the class folder (a regrade replaces them)."""
+    from grader import output
+
+    for topic, text in sources.items():
+        folder = out / SOURCES / student
+        folder.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, folder / f"{topic}.py")
+
+
+def class_pairs(out: Path, topics: list[str]) -> list[Pair]:
+    """Each kept module's closest match among the shipped solutions and reference and the class's other modules of
+    its topic; the modules come from OUT/sources (every shard's, once merged)."""
+    from grader.sandbox.policy import REPO
+
+    pairs = []
+    for topic in topics:
+        students = {p.parent.name: p.read_text(encoding="utf-8", errors="replace")
+                    for p in sorted((out / SOURCES).glob(f"*/{topic}.py")) if p.is_file() and not p.is_symlink()}
+        shipped = {name: (REPO / name / f"{topic}.py").read_text() for name in ("solutions", "reference")
+                   if (REPO / name / f"{topic}.py").is_file()}
+        stub = REPO / "exercises" / f"{topic}.py"
+        if students:
+            pairs += topic_pairs(topic, students, shipped, stub.read_text() if stub.is_file() else "")
+    return pairs
+
+
+def by_student(pairs: list[Pair]) -> dict[str, tuple[float, str]]:
+    """Each student's largest share and whose module it is found in (`topic: solutions`, `topic: ann`)."""
+    best: dict[str, Pair] = {}
+    for p in pairs:
+        if p.student not in best or p.match.share > best[p.student].match.share:
+            best[p.student] = p
+    return {name: (p.match.share, f"{p.topic}: {'the shipped ' if p.shipped else ''}{p.other}")
+            for name, p in best.items()}

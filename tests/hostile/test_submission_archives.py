@@ -108,9 +108,10 @@ def test_the_deadline_stops_an_archive_within_budget_but_slow(tmp_path):
 def test_a_corrupt_zip_is_that_students_error_document(tmp_path):
     upload = tmp_path / "eve.zip"
     corrupt_zip(upload)
-    doc, max_scores = batch.grade_one(upload, ["sampling"], hidden=False, seed=1)
+    doc, max_scores, sources = batch.grade_one(upload, ["sampling"], hidden=False, seed=1)
     assert doc["status"] == "error" and "eve.zip" in doc["error"]
     assert max_scores["sampling"] > 0                              # what it could have scored, for grades.csv
+    assert sources == {}                                           # nothing graded, nothing to compare
 
 
 @pytest.mark.parametrize("bad", [
