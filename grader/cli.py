@@ -15,7 +15,7 @@ interrupt.record_early()  # before any import that takes time: Ctrl-C from here 
 
 from grader import hints, output, progress, topics as topic_registry  # noqa: E402
 from grader.instructor import handout  # noqa: E402
-from grader.exporters.classroom import to_classroom  # noqa: E402
+from grader.exporters.classroom import classroom_json  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
@@ -257,7 +257,7 @@ def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None 
     `check --started` left out, which Classroom's maximum keeps."""
     text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
             "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
-            "classroom": lambda d: json.dumps(to_classroom(d, not_started), indent=2) + "\n"}[fmt](doc)
+            "classroom": lambda d: classroom_json(d, not_started)}[fmt](doc)
     try:
         output.write_text(text, out, named)
     except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly

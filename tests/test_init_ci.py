@@ -75,9 +75,9 @@ def test_both_workflows_have_the_structure_github_expects(workflows):
     assert "push" in workflows[STUDENT]["on"]
     dispatch = workflows[INSTRUCTOR]["on"]["workflow_dispatch"]["inputs"]
     assert dispatch["repositories"]["required"] is True
-    grade = workflows[INSTRUCTOR]["jobs"]["grade"]
-    assert grade["needs"] == "plan" and "fromJSON(needs.plan.outputs.repositories)" in \
-        grade["strategy"]["matrix"]["repository"]
+    jobs = workflows[INSTRUCTOR]["jobs"]  # by default one class, graded in one job (`init-ci --shards 1`)
+    assert list(jobs) == ["collect", "grade", "merge"] and jobs["grade"]["needs"] == "collect"
+    assert jobs["grade"]["strategy"]["matrix"]["shard"] == [1] and jobs["merge"]["needs"] == "grade"
 
 
 def test_every_version_is_pinned(workflows):
@@ -85,27 +85,35 @@ def test_every_version_is_pinned(workflows):
     for workflow in workflows.values():
         uses = [s["uses"] for s in steps(workflow) if "uses" in s]
         assert uses and all(PINNED_ACTIONS.match(u) for u in uses), uses
-        python = [s["with"]["python-version"] for s in steps(workflow) if s.get("uses", "").startswith(
-            "actions/setup-python")]
-        assert python == ["3.11"]
-        installs = [line for line in run_lines(workflow) if "pip install" in line]
-        torch_cpu = f"torch=={versions['torch']} --index-url https://download.pytorch.org/whl/cpu"
-        assert installs[0] == f"python -m pip install {torch_cpu}" and versions["torch"] == "2.13.0"
-        for name, version in versions.items():
-            if name != "torch":
-                assert f" {name}=={version}" in installs[1]
-        assert all("==" in w for w in installs[1].split()[4:])
+        # every job that installs the grader (the instructor's grade and merge jobs) installs the same pins
+        installing = [job for job in workflow["jobs"].values() if any(s.get("uses", "").startswith(
+            "actions/setup-python") for s in job["steps"])]
+        assert installing
+        for job in installing:
+            python = [s["with"]["python-version"] for s in job["steps"] if s.get("uses", "").startswith(
+                "actions/setup-python")]
+            assert python == ["3.11"]
+            installs = [line for line in run_lines({"jobs": {"job": job}}) if "pip install" in line]
+            torch_cpu = f"torch=={versions['torch']} --index-url https://download.pytorch.org/whl/cpu"
+            assert installs[0] == f"python -m pip install {torch_cpu}" and versions["torch"] == "2.13.0"
+            for name, version in versions.items():
+                if name != "torch":
+                    assert f" {name}=={version}" in installs[1]
+            assert all("==" in w for w in installs[1].split()[4:])
 
 
-def test_the_student_checks_and_the_instructor_grades_hidden_and_keeps_both_files(workflows):
+def test_the_student_checks_and_the_instructor_grades_hidden_into_one_class_folder(workflows, tmp_path, monkeypatch):
     assert ["check", "--started", "--submission", "exercises", "--out", "infergrade-check.json", "--export",
             "classroom=classroom.json"] in infergrade_commands(workflows[STUDENT])
-    grading = infergrade_commands(workflows[INSTRUCTOR])
-    assert len(grading) == 1 and grading[0][0] == "grade" and "--hidden" in grading[0]  # one run, both files
-    assert grading[0][grading[0].index("--export") + 1] == "junit=results/junit.xml"
-    upload = [s for s in steps(workflows[INSTRUCTOR]) if s.get("uses", "").startswith("actions/upload-artifact")]
-    assert len(upload) == 1 and upload[0]["if"] == "always()"
-    assert set(upload[0]["with"]["path"].split()) == {"results/results.json", "results/junit.xml"}
+    jobs = workflows[INSTRUCTOR]["jobs"]
+    for folder in ("class", "shards/infergrade-shard-1"):  # as download-artifact lays them out
+        (tmp_path / folder).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    (grade,), (join,) = (parse_commands({"jobs": {job: jobs[job]}}) for job in ("grade", "merge"))
+    assert grade[:2] == ["grade-batch", "class"] and "--hidden" in grade and grade[grade.index("--shard") + 1] == "1/1"
+    assert join[:2] == ["merge", "shards/infergrade-shard-1"]
+    (kept,) = [s["with"] for s in jobs["merge"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert kept["name"] == "infergrade-class" and kept["path"] == join[join.index("--out") + 1]
 
 
 def test_pip_downloads_are_cached(workflows):
@@ -130,6 +138,14 @@ def test_the_student_workflow_reports_points_to_classroom_and_fails_only_on_what
     assert reporter["if"] == "always()" and reporter["with"]["runners"] == "infergrade"
     assert reporter["env"] == {"INFERGRADE_RESULTS": "${{ steps.infergrade.outputs.result }}"}
 
+    def reporter_readings(payload: dict) -> tuple[float, float]:
+        """The two readings of classroom-resources/autograding-grading-reporter v1 (d13b591): its log's "Total
+        points for infergrade" (src/helpers/test-helpers.js, getTestScore: max_score times the fraction of tests
+        whose status is "pass") and the "Points" it sends to Classroom (src/notify-classroom.js: the tests' scores
+        added up)."""
+        passed = sum(t["status"] == "pass" for t in payload["tests"])
+        return passed / len(payload["tests"]) * payload["max_score"], sum(t["score"] for t in payload["tests"])
+
     def run_step(name: str, kv_cache_source: str) -> tuple[int, dict]:
         repo = tmp_path / name / "repo"
         shutil.copytree(ROOT / "exercises", repo / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
@@ -151,12 +167,18 @@ def test_the_student_workflow_reports_points_to_classroom_and_fails_only_on_what
     public = topic_points(topics.all_topics(), hidden=False)
     assert code == 0 and payload["status"] == "pass" and payload["max_score"] == sum(public.values())
     assert sum(t["score"] for t in payload["tests"]) == public["kv_cache"]  # the other topics keep their points
-    assert {t["name"] for t in payload["tests"] if "not started" in t["name"]} == \
-        {f"{t}: not started" for t in topics.all_topics() if t != "kv_cache"}  # stubs are not run, only counted
+    # the log and Classroom read the same points (before: "Total points for infergrade: 196.30/269", "Points 35/269")
+    log, points = reporter_readings(payload)
+    assert log == pytest.approx(points, abs=1e-9) and points == public["kv_cache"]
+    assert len(payload["tests"]) == payload["max_score"] and {t["max_score"] for t in payload["tests"]} == {1}
+    not_started = [t["name"].split(":")[0] for t in payload["tests"] if ": not started" in t["name"]]
+    assert {t: not_started.count(t) for t in set(not_started)} == \
+        {t: points for t, points in public.items() if t != "kv_cache"}  # stubs are not run, only counted
     code, payload = run_step("wrong", solution + (ROOT / "tests" / "mutants" / "kv_cache" / "uses_query_heads.py")
                              .read_text())
     assert code == 1 and payload["status"] == "fail"
-    assert 0 < sum(t["score"] for t in payload["tests"]) < public["kv_cache"]
+    log, points = reporter_readings(payload)
+    assert 0 < points < public["kv_cache"] and log == pytest.approx(points, abs=1e-9)
 
 
 def parse_commands(workflow: dict) -> list[list[str]]:
@@ -172,7 +194,10 @@ def parse_commands(workflow: dict) -> list[list[str]]:
     return found
 
 
-def test_every_infergrade_command_is_a_real_subcommand_with_real_options(workflows):
+def test_every_infergrade_command_is_a_real_subcommand_with_real_options(workflows, tmp_path, monkeypatch):
+    for folder in ("class", "shards/infergrade-shard-1"):  # the folders the instructor's commands read
+        (tmp_path / folder).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
     for workflow in workflows.values():
         parse_commands(workflow)
 
@@ -303,3 +328,74 @@ def test_the_collect_step_refuses_a_linked_exercises_folder_and_copies_no_link(s
     assert "org/linked" in linked and "symbolic link" in linked and "../class/org--ada" in linked
     assert "org/inner" in inner and "symbolic link" in inner and "kv_cache.py" in inner
     assert linked.strip() in done.stdout and inner.strip() in done.stdout  # the warnings in the run's summary
+
+
+def test_the_default_workflow_keeps_one_class_folder_with_every_result(workflows, tmp_path):
+    """Found: the default workflow graded each repository in a job of its own and kept its files apart (no
+    grades.csv, no report; a repository that could not be cloned in no row). Its steps now run as Actions runs them:
+    collect, grade the one shard, merge; the artifact's folder holds grades.csv with a row for every repository,
+    the one that could not be cloned included, report.html and every graded student's results JSON."""
+    import csv
+    import json
+    import shutil
+
+    workflow = workflows[INSTRUCTOR]
+    ada, stubs = tmp_path / "ada", tmp_path / "stubs"
+    for folder in (ada, stubs):
+        shutil.copytree(ROOT / "exercises", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (ada / "kv_cache.py").write_text((ROOT / "solutions" / "kv_cache.py").read_text())
+    collect = collect_step(workflow, tmp_path, f'mkdir -p "$4"\ncase "$3" in\n  org/gone) exit 1;;\n'
+                                               f'  org/ada) cp -r {ada} "$4/exercises";;\n'
+                                               f'  *) cp -r {stubs} "$4/exercises";;\nesac\n')
+    where = tmp_path / "run"
+    assert collect("org/ada org/bo org/gone", where).returncode == 0
+    for path in [tmp_path, where, *(where / "class").rglob("*")]:  # readable in the sandbox, as a checkout is
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+    def run(job: str, step_name: str, **env: str) -> subprocess.CompletedProcess:
+        (step,) = [s for s in workflow["jobs"][job]["steps"] if s.get("name") == step_name]
+        return subprocess.run(["bash", "-e", "-c", step["run"]], cwd=where, capture_output=True, text=True,
+                              timeout=900, env={**os.environ, **env, "PATH": f"{Path(sys.executable).parent}"
+                                                                         f"{os.pathsep}{os.environ['PATH']}"})
+
+    graded = run("grade", "Grade one shard with the hidden checks", SEED="7", SHARD="1")
+    assert graded.returncode == 1, graded.stderr  # org/gone could not be graded: the job fails, merge still runs
+    shutil.copytree(where / "shard-1", where / "shards" / "infergrade-shard-1")  # upload-artifact, download-artifact
+    merged = run("merge", "Join the shards into one class")
+    assert merged.returncode == 1 and "merged 1 shard:" in merged.stderr, merged.stderr
+    (kept,) = [s["with"]["path"] for s in workflow["jobs"]["merge"]["steps"]
+               if s.get("uses", "").startswith("actions/upload-artifact")]
+    folder = where / kept
+    rows = {row["student"]: row for row in csv.DictReader((folder / "grades.csv").open())}
+    assert set(rows) == {"org--ada", "org--bo", "org--gone"} and (folder / "report.html").is_file()
+    assert rows["org--gone"]["status"] == "error" and rows["org--gone"]["total"] in ("", "0")
+    for name in ("org--ada", "org--bo"):
+        doc = json.loads((folder / f"{name}.json").read_text())
+        assert rows[name]["status"] == "completed" and float(rows[name]["total"]) == doc["score"]
+    assert float(rows["org--ada"]["kv_cache"]) > 0 == float(rows["org--bo"]["total"])
+
+
+def test_a_classroom_document_too_large_for_the_reporter_keeps_every_point_and_cuts_messages():
+    """The reporter reads the document from one environment variable (Linux: 131,072 bytes at most, base64): failing
+    checks with long messages and prints are cut to fit, never their tests or points."""
+    import json
+
+    from grader.exporters.classroom import MAX_JSON_BYTES, classroom_json
+
+    checks = [{"id": f"sampling.case_{i}", "title": "a check", "score": 0, "max_score": 3, "status": "failed",
+               "message": "expected [0, 1], got [0] " * 40, "output": "step\n" * 20, "misconception": None,
+               "hint": "sampling.top_p_filter", "duration_s": 0.1, "visibility": "public"} for i in range(100)]
+    doc = {"status": "completed", "max_score": 300, "topics": [{"id": "sampling", "checks": checks}]}
+    text = classroom_json(doc, {"decoding": 20.0})
+    payload = json.loads(text)
+    assert len(text.encode()) <= MAX_JSON_BYTES and len(payload["tests"]) == payload["max_score"] == 320
+    assert payload["status"] == "fail" and all(t["message"].endswith("shows it whole)") for t in payload["tests"]
+                                               if t["message"] and t["name"].startswith("sampling."))
+    small = json.loads(classroom_json({**doc, "topics": [{"id": "sampling", "checks": checks[:2]}]}))
+    assert small["tests"][0]["message"].startswith("expected [0, 1], got [0] expected")  # whole where it fits
+
+
+def test_the_student_readme_says_what_a_green_check_means():
+    """A green Classroom run is not a finished assignment: the handout's README says so in the student's words."""
+    text = " ".join((ROOT / "grader" / "instructor" / "handout" / "README.md").read_text().split())
+    assert "A green check means that nothing you have started is wrong, not that the work is complete" in text

@@ -16,6 +16,7 @@ from tqdm import tqdm
 from grader import interrupt, output, topics as topic_registry
 from grader.instructor import batch, grades, handout, report
 from grader.text import one_line
+from grader.wording import count
 
 
 class ShardOption(click.ParamType):
@@ -163,9 +164,9 @@ def merge_cmd(shards, out: Path):
     if graded:
         click.echo(report.headline(report.shared_misconceptions(graded)))
     failed = sum(d["status"] != "completed" for d in graded.values())
-    click.echo(f"merged {len(shards)} shards: {len(docs)} submissions ({len(graded) - failed} graded, {failed} could "
-               f"not be graded, {len(docs) - len(graded)} not graded before their shard was stopped), seed "
-               f"{manifest.seed}; wrote {out / 'grades.csv'}, {out / batch.MANIFEST}"
+    click.echo(f"merged {count(len(shards), 'shard')}: {len(docs)} submissions ({len(graded) - failed} graded, "
+               f"{failed} could not be graded, {len(docs) - len(graded)} not graded before their shard was stopped), "
+               f"seed {manifest.seed}; wrote {out / 'grades.csv'}, {out / batch.MANIFEST}"
                f"{', ' + str(out / 'report.html') if graded else ''}", err=True)
     sys.exit(1 if any(d is None or d["status"] != "completed" for d in docs.values()) else 0)
 
@@ -234,9 +235,9 @@ def gradescope_cmd(out: Path, topics, deadline: float, leaderboard: bool, force:
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("ci"),
               show_default=True, help="the folder to write student/.github/... and instructor/.github/... into")
 @click.option("--force", is_flag=True, help="replace workflows that exist")
-@click.option("--shards", type=click.IntRange(1, 256), default=None, metavar="N",
-              help="grade the class in N jobs of `grade-batch --shard K/N` joined by `infergrade merge`, rather "
-                   "than one job per repository")
+@click.option("--shards", type=click.IntRange(1, 256), default=1, show_default=True, metavar="N",
+              help="the instructor's workflow grades the class in N jobs of `grade-batch --shard K/N`, joined by "
+                   "`infergrade merge` into one class folder: more for a class one job cannot grade in 60 minutes")
 def init_ci(out: Path, force: bool, shards):
     """Write GitHub Actions workflows for GitHub Classroom: `check` on each student push, hidden grading for you."""
     from grader.instructor import ci
@@ -251,3 +252,5 @@ def init_ci(out: Path, force: bool, shards):
         click.echo(f"wrote {path}")
     click.echo("copy student/.github into the handout's repository (the Classroom template) and "
                "instructor/.github into yours", err=True)
+    click.echo(f"your workflow grades the class in {count(shards, 'job')} and keeps one class folder (grades.csv, "
+               f"report.html, every results JSON) as the artifact infergrade-class", err=True)

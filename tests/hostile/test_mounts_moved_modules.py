@@ -12,7 +12,7 @@ from grader.results import problems
 from grader.sandbox.policy import REPO
 
 MOVED = ["grader/instructor", "grader/instructor/selftest.py", "grader/instructor/autograder/run_autograder",
-         "grader/instructor/ci/instructor.yml", "grader/learner", "grader/learner/notebooks/experiment.py",
+         "grader/instructor/ci/instructor-shards.yml", "grader/learner", "grader/learner/notebooks/experiment.py",
          "grader/learner/notebooks/topics/sampling.py", "grader/submission", "grader/submission/folder.py",
          "grader/notebooks.py", "grader/sandbox/pool.py", "grader/sandbox/connection.py"]
 MODULES = ["grader.instructor.selftest", "grader.instructor.bundle", "grader.learner.notebooks.experiment",

@@ -4,7 +4,6 @@ scored full marks, hidden checks included, through `grade`, the Classroom workfl
 Every entry is run as a real process of this checkout's grader."""
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -115,21 +114,36 @@ def test_a_batch_student_holding_a_link_gets_an_error_row(open_folder):
 
 
 def test_a_classroom_repository_whose_exercises_links_to_the_instructors_solutions_is_refused(open_folder):
-    """The instructor workflow's own grade command, run in its layout: instructor/ and submission/ side by side."""
+    """The instructor workflow's own steps, run in its layout (instructor/ beside the class folder): the collect
+    step does not take a repository's exercises/ that links to ../instructor/solutions (git keeps the link), and
+    the grade step grades what it left, a note, as an error that scores nothing."""
     done = infergrade("init-ci", "--out", open_folder / "ci", cwd=open_folder)
     assert done.returncode == 0, done.stderr
     workflow = yaml.safe_load((open_folder / "ci/instructor/.github/workflows/infergrade-grade.yml").read_text())
-    lines = [line.strip() for job in workflow["jobs"].values() for step in job["steps"]
-             for line in step.get("run", "").splitlines() if line.strip().startswith("infergrade grade")]
-    assert lines, "the workflow grades with `infergrade grade`"
+    (collect,) = [s["run"] for s in workflow["jobs"]["collect"]["steps"] if s.get("name") == "Collect the submissions"]
+    lines = [line.strip() for step in workflow["jobs"]["grade"]["steps"] for line in step.get("run", "").splitlines()
+             if line.strip().startswith("infergrade grade-batch")]
+    assert lines, "the workflow grades with `infergrade grade-batch`"
     (open_folder / "instructor").symlink_to(REPO)  # the instructor's checkout, as actions/checkout lays it out
-    (open_folder / "submission").mkdir()
-    (open_folder / "submission" / "exercises").symlink_to(Path("..") / "instructor" / "solutions")  # git keeps it
-    (open_folder / "results").mkdir()
-    args = shlex.split(re.sub(r'"?\$SEED"?', "1", lines[0]))[1:]
-    assert "--submission" in args
+    tools = open_folder / "bin"
+    tools.mkdir()
+    (tools / "gh").write_text('#!/bin/bash\n# gh repo clone REPO DIR: a repository whose exercises/ is a link\n'
+                              'mkdir -p "$4" && ln -s ../instructor/solutions "$4/exercises"\n')
+    (tools / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')  # the runner's: no site-packages
+    for tool in ("gh", "python3"):
+        (tools / tool).chmod(0o755)
+    env = {**os.environ, "REPOSITORIES": "org/mallory", "REF": "", "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-e", "-c", collect], cwd=open_folder, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    collected = open_folder / "class" / "org--mallory"
+    assert sorted(p.name for p in collected.iterdir()) == ["MISSING.txt"]
+    assert "symbolic link" in (collected / "MISSING.txt").read_text()
+    assert not [p for p in (open_folder / "class").rglob("*") if p.is_symlink()]
+    args = shlex.split(lines[0].replace("$SEED", "1").replace("$SHARD", "1"))[1:]
     done = infergrade(*args, "--topic", "kv_cache", cwd=open_folder)
-    assert refused(done, open_folder / "results" / "results.json"), done.stderr[-2000:]
+    doc = json.loads((open_folder / "shard-1" / "org--mallory.json").read_text())
+    assert doc["status"] == "error" and doc["score"] == 0, done.stderr[-2000:]
 
 
 def test_run_autograder_does_not_follow_an_exercises_link_to_the_reference(grading_root, zip_python):  # noqa: F811
