@@ -121,4 +121,12 @@ that the model rates highly and that states a wrong fact stays just as wrong at 
 sampling never checks an answer against anything. The frequencies of many draws estimate the distribution, not
 the quality of what it says: judging an answer needs evidence from outside the model (a test, a source, a
 measurement). Nor does one sampled run say which setting is better: compare settings over many draws.
+
+Nucleus sampling was proposed under research conditions that are not your task: the degeneration study (Holtzman
+et al., "The Curious Case of Neural Text Degeneration", ICLR 2020) judged open-ended text, continuations of web
+text read for how natural and varied they are. An advantage measured on open-ended text does not turn into a setting every
+coding agent needs: no fixed p fits every coding agent, because the right setting depends on the model, the task
+and how its output is checked, and only measuring on your own tasks can choose it. The worked case of this
+notebook (0.70, 0.15, 0.10, 0.05 at p = 0.8 and p = 0.95) is arithmetic that shows how the cut works, not a
+recommended setting for generating code.
 """
