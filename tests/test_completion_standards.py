@@ -63,10 +63,9 @@ STANDARDS: dict[str, dict[str, tuple[str, ...]]] = {
         "the figures' space ratios are not throughput": (r"ratio", r"throughput"),
     },
     "flash_attention": {  # 把算法复杂度、IO和端到端体验分开。采用FlashAttention也不意味着模型自动理解任意长输入。
-        "the same computation with less memory traffic": (r"same result|same (?:arithmetic|flops)",
-                                                          r"traffic|\bIO\b"),
+        "complexity, IO and the whole request are kept apart": (r"complexity", r"\bIO\b|memory traffic",
+                                                                r"request|end-to-end"),
         "a kernel's speed-up is not the whole request's": (r"whole request|end-to-end", r"speed-up|speedup"),
-        # issue 26 point 16 adds this point; it passes once flash_attention's rewritten closing lands
         "it does not make a model understand arbitrarily long input": (r"understand", r"long (?:input|context)"),
     },
     "speculative": {  # 理解"提出—验证"与简单投票不同。这里验证的是目标分布条件，不等于外部事实核查；目标模型仍可能生成错误答案。
