@@ -232,6 +232,12 @@ def test_finalize_keeps_a_usable_document_and_adds_a_leaderboard_only_when_asked
            "extra_data": {"infergrade_status": "completed"}}
     path.write_text(json.dumps(doc))
     assert finalize.finalize(str(path), 0, 540, None, leaderboard=False) == doc
+    mask = os.umask(0o022)
+    try:
+        finalize.write(doc, str(path))
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # the umask's mode, as `grade --out` gives
     board = valid(finalize.finalize(str(path), 0, 540, None, leaderboard=True))["leaderboard"]
     assert board == [{"name": "Score", "value": 3}, {"name": "Grading time (s)", "value": 7, "order": "asc"}]
     for broken in ("{not json", json.dumps({"score": float("inf")}), json.dumps({"score": 1, "tests": [3]})):
