@@ -159,15 +159,16 @@ def keep_sources(out: Path, student: str, sources: dict[str, str]) -> None:
 def class_pairs(out: Path, topics: list[str]) -> list[Pair]:
     """Each kept module's closest match among the shipped solutions and reference and the class's other modules of
     its topic; the modules come from OUT/sources (every shard's, once merged)."""
-    from grader.sandbox.policy import REPO
+    from grader.topics import EXERCISES_DIR  # not the sandbox's policy, which imports torch: a batch's parent does not
 
+    root = EXERCISES_DIR.parent  # exercises/, solutions/ and reference/ lie side by side
     pairs = []
     for topic in topics:
         students = {p.parent.name: p.read_text(encoding="utf-8", errors="replace")
                     for p in sorted((out / SOURCES).glob(f"*/{topic}.py")) if p.is_file() and not p.is_symlink()}
-        shipped = {name: (REPO / name / f"{topic}.py").read_text() for name in ("solutions", "reference")
-                   if (REPO / name / f"{topic}.py").is_file()}
-        stub = REPO / "exercises" / f"{topic}.py"
+        shipped = {name: (root / name / f"{topic}.py").read_text() for name in ("solutions", "reference")
+                   if (root / name / f"{topic}.py").is_file()}
+        stub = root / "exercises" / f"{topic}.py"
         if students:
             pairs += topic_pairs(topic, students, shipped, stub.read_text() if stub.is_file() else "")
     return pairs
