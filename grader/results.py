@@ -38,8 +38,9 @@ NAMESPACES = ("user_namespace", "mount_namespace", "pid_namespace", "network_nam
               "uts_namespace")
 ISOLATION_FIELDS = {**{k: bool for k in NAMESPACES}, "private_root": bool, "host_uid": int, "landlock_abi": int,
                     "seccomp": bool, "watchdog": bool, "watchdog_realtime": bool, "address_space_headroom_bytes": int,
-                    "output_bytes": int, "tmp_bytes": int, "tmp_files": int, "open_files": int, "processes": int}
-MEMORY_CGROUPS = ("v2", "v1")  # the versions of a memory cgroup that can hold a sandbox's cap
+                    "output_bytes": int, "tmp_bytes": int, "tmp_files": int, "open_files": int, "processes": int,
+                    "cgroup_namespace": bool, "proc_hidepid": bool, "autogroup": bool, "nice": int, "cpu_seconds": int}
+MEMORY_CGROUPS = ("v2", "v1")  # the versions of a memory (or cpu) cgroup that can hold a sandbox's cap (or share)
 
 
 def isolation_level(info: dict) -> dict:
@@ -48,16 +49,18 @@ def isolation_level(info: dict) -> dict:
     `level` joins the layers that held: namespaces (all six), private-root, unprivileged (not root towards the
     host), seccomp, landlock, watchdog (summed memory and task caps over the sandbox's processes, polled),
     memory-cgroup (the kernel holds the summed memory cap; `memory_cgroup` says which version, null where none
-    could be made); rlimits and timeouts always apply.
+    could be made), cpu-cgroup (each sandbox has an equal share of the CPU; `cpu_cgroup` likewise); rlimits and
+    timeouts always apply.
     """
     cgroup = info.get("memory_cgroup") if info.get("memory_cgroup") in MEMORY_CGROUPS else None
+    cpu = info.get("cpu_cgroup") if info.get("cpu_cgroup") in MEMORY_CGROUPS else None
     info = {k: v for k, v in info.items() if k in ISOLATION_FIELDS and type(v) is ISOLATION_FIELDS[k]}
     layers = {"namespaces": all(info.get(k) for k in NAMESPACES), "private-root": info.get("private_root", False),
               "unprivileged": info.get("host_uid", 0) != 0, "seccomp": info.get("seccomp", False),
               "landlock": info.get("landlock_abi", 0) > 0, "watchdog": info.get("watchdog", False),
-              "memory-cgroup": cgroup is not None}
+              "memory-cgroup": cgroup is not None, "cpu-cgroup": cpu is not None}
     return {"level": "+".join([name for name, held in layers.items() if held] + ["rlimits"]), **info,
-            "memory_cgroup": cgroup}
+            "memory_cgroup": cgroup, "cpu_cgroup": cpu}
 
 
 NOT_RUN = "not run: "  # the message of a check whose module could not be imported (the topic says why, once)

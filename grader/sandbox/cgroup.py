@@ -1,4 +1,5 @@
-"""A memory cgroup per sandbox child: the kernel holds the summed memory cap where it lets the grader make one.
+"""A memory cgroup per sandbox child, where the kernel lets the grader make one, holds its summed memory cap; a cpu
+cgroup gives it a CPU share of its own.
 
 The watchdog (watchdog.py) polls, and a poll can be starved or outrun by workers that fill gigabytes between two
 reads; a cgroup's limit is charged by the kernel at every page the sandbox's processes take. Where a memory
@@ -11,15 +12,31 @@ watchdog alone holds the cap.
 
 On a kill for memory, v2 ends the whole cgroup (memory.oom.group). v1 has no such switch, so PID 1 of the
 sandbox offers itself first to the kernel's OOM killer (`offer_first`): its death ends the whole PID namespace.
+
+The kernel's scheduler is fair between threads, and between groups of them only where it groups them: with
+sched_autogroup_enabled each sandbox is a session of its own (the zygote's setsid), so a classmate's 64 busy threads
+in `grade-batch --jobs 2` weighed as much as one check. Where autogroup is off, they took 64 shares of the CPU to
+the check's one, and its calls ran past their time limits. So each child also makes a cgroup of the cpu controller,
+with the same weight as every other sandbox's: its checks' threads share one sandbox's part of the CPU, however many
+they are. Under v2 it is the memory cgroup's folder, which the child enters whole. Under v1 only the process that
+forks the checks (template.py's forker, or a chain's submission process) enters it (`join`), through a descriptor the
+child opened (the private root has no /sys): with real-time group scheduling a new v1 cgroup gets no real-time time,
+and PID 1's watchdog, in the real-time class where the grader is root, must stay out of it; nor may a check's
+threads crowd it out. Where no cpu cgroup can be made, limits.py caps the check's CPU time and lowers its priority.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 from dataclasses import dataclass
 
+from grader.sandbox import namespaces
+
 PREFIX = "infergrade-"  # + the grader's pid + "-" + the child's pid
+MARKER = {"memory": "memory.limit_in_bytes", "cpu": "cpu.shares"}  # a v1 hierarchy's file naming its controller
+CPU_WEIGHT, CPU_SHARES = 100, 1024  # each sandbox's weight: the kernel's default for a cgroup (v2, v1)
 PAUSE = 0.01
 STALE_WAIT = 1.0  # seconds the processes left in a killed grader's cgroups get to end once killed
 
@@ -44,15 +61,15 @@ def _mounts() -> list[tuple[str, set[str], str, str]]:
     return found
 
 
-def _own() -> dict[str, str]:
-    """This process's cgroup paths: "v2" (the unified hierarchy) and "v1" (the v1 hierarchy holding memory)."""
+def _own(controller: str) -> dict[str, str]:
+    """This process's cgroup paths: "v2" (the unified hierarchy) and "v1" (the v1 hierarchy holding `controller`)."""
     own = {}
     with open("/proc/self/cgroup") as f:
         for line in f:
             number, controllers, path = line.rstrip("\n").split(":", 2)
             if number == "0" and controllers == "":
                 own["v2"] = path
-            elif "memory" in controllers.split(","):
+            elif controller in controllers.split(","):
                 own["v1"] = path
     return own
 
@@ -64,15 +81,15 @@ def _folder(root: str, point: str, path: str) -> str | None:
     return os.path.join(point, path[len(root):].lstrip("/") if root != "/" else path.lstrip("/"))
 
 
-def _v2_usable(folder: str) -> bool:
-    """Whether cgroups made below `folder` get the memory controller (enabling it where the kernel allows: it
-    refuses, EBUSY, in a cgroup that holds processes, unless it is the root)."""
+def _v2_usable(folder: str, controller: str) -> bool:
+    """Whether cgroups made below `folder` get `controller` (enabling it where the kernel allows: it refuses, EBUSY,
+    in a cgroup that holds processes, unless it is the root)."""
     try:
         with open(os.path.join(folder, "cgroup.subtree_control")) as f:
-            if "memory" in f.read().split():
+            if controller in f.read().split():
                 return True
         with open(os.path.join(folder, "cgroup.subtree_control"), "w") as f:
-            f.write("+memory")
+            f.write(f"+{controller}")
         return True
     except OSError:
         return False
@@ -80,20 +97,29 @@ def _v2_usable(folder: str) -> bool:
 
 def find() -> Controller | None:
     """The memory controller in which this process may make cgroups below its own: v2 first, then v1."""
+    return _find("memory")
+
+
+def find_cpu() -> Controller | None:
+    """The cpu controller in which this process may make cgroups below its own: v2 first, then v1."""
+    return _find("cpu")
+
+
+def _find(controller: str) -> Controller | None:
     try:
-        mounts, own = _mounts(), _own()
+        mounts, own = _mounts(), _own(controller)
     except (OSError, ValueError):
         return None
     for fstype, version in (("cgroup2", "v2"), ("cgroup", "v1")):
         for kind, options, root, point in mounts:
-            if kind != fstype or version not in own or (version == "v1" and "memory" not in options):
+            if kind != fstype or version not in own or (version == "v1" and controller not in options):
                 continue
             folder = _folder(root, point, own[version])
             if folder is None or not os.access(folder, os.W_OK):
                 continue
-            if version == "v1" and os.path.exists(os.path.join(folder, "memory.limit_in_bytes")):
+            if version == "v1" and os.path.exists(os.path.join(folder, MARKER[controller])):
                 return Controller("v1", folder)
-            if version == "v2" and _v2_usable(folder):
+            if version == "v2" and _v2_usable(folder, controller):
                 return Controller("v2", folder)
     return None
 
@@ -147,15 +173,20 @@ def _remove_all(folders: list[str], wait: float) -> list[str]:
 
 
 class Cgroups:
-    """The memory cgroups of one grader's sandbox children (held by the zygote; `enter` runs in the child)."""
+    """The memory and cpu cgroups of one grader's sandbox children (held by the zygote; `enter` and `enter_cpu` run
+    in the child)."""
 
-    def __init__(self, controller: Controller | None, grader: int):
-        self.controller, self.grader = controller, grader
+    def __init__(self, controller: Controller | None, grader: int, cpu: Controller | None = None):
+        self.controller, self.grader, self.cpu = controller, grader, cpu
         self.busy: list[str] = []  # removed children's cgroups whose processes were still ending
 
     def folder(self, child: int) -> str:
         assert self.controller is not None, "no memory controller"
         return os.path.join(self.controller.base, f"{PREFIX}{self.grader}-{child}")
+
+    def cpu_folder(self, child: int) -> str:
+        assert self.cpu is not None, "no cpu controller"
+        return os.path.join(self.cpu.base, f"{PREFIX}{self.grader}-{child}")
 
     def enter(self, cap: int | None) -> str | None:
         """In a freshly forked child: make its cgroup, cap it at `cap` bytes with no swap, move in; the version
@@ -179,6 +210,34 @@ class Cgroups:
             return None  # what was made is removed with the child's cgroup once it ended
         return self.controller.version
 
+    def enter_cpu(self) -> str | None:
+        """In a freshly forked child, after `enter`: a cpu cgroup of its own, weighing as much as every other
+        sandbox's; the version that holds it, None where none could be made. Under v2 it is the memory cgroup's
+        folder, and the child moves in; under v1 the process that forks the checks does (`procs`, `join`)."""
+        if self.cpu is None:
+            return None
+        folder = self.cpu_folder(os.getpid())
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, 0o700)
+            if self.cpu.version == "v2":
+                _write(folder, "cpu.weight", str(CPU_WEIGHT))
+                _write(folder, "cgroup.procs", str(os.getpid()))
+            else:
+                _write(folder, "cpu.shares", str(CPU_SHARES))
+        except OSError:
+            return None  # what was made is removed with the child's cgroups once it ended
+        return self.cpu.version
+
+    def procs(self) -> int | None:
+        """In the child, where its cpu cgroup is v1: a descriptor of the cgroup's cgroup.procs, for `join`."""
+        if self.cpu is None or self.cpu.version != "v1":
+            return None
+        try:
+            return os.open(os.path.join(self.cpu_folder(os.getpid()), "cgroup.procs"), os.O_WRONLY)
+        except OSError:
+            return None
+
     def killed_for_memory(self, child: int) -> bool:
         """Whether the kernel killed a process of the child's cgroup for passing its cap (read once it ended)."""
         if self.controller is None:
@@ -192,9 +251,10 @@ class Cgroups:
         return int(counts.get("oom_kill", 0)) > 0
 
     def remove(self, child: int) -> None:
-        """Kill what is left in the child's cgroup and remove it, now or, while its processes end, later."""
-        if self.controller is not None and not _remove(self.folder(child)):
-            self.busy.append(self.folder(child))
+        """Kill what is left in the child's cgroups and remove them, now or, while their processes end, later."""
+        folders = {self.folder(child)} if self.controller is not None else set()
+        folders |= {self.cpu_folder(child)} if self.cpu is not None else set()
+        self.busy += [folder for folder in sorted(folders) if not _remove(folder)]
 
     def sweep(self, wait: float = 0.0) -> None:
         """Remove the cgroups that were still busy, waiting up to `wait` seconds for their processes to end."""
@@ -202,17 +262,44 @@ class Cgroups:
 
 
 def remove_stale(controller: Controller | None = None) -> int:
-    """Remove the sandbox cgroups below this process's own whose grader is no longer running (killed before it
-    could clean up); how many were removed."""
-    controller = controller or find()
-    if controller is None:
-        return 0
+    """Remove the sandbox cgroups below this process's own (in `controller`; by default in the memory and the cpu
+    one) whose grader is no longer running (killed before it could clean up); how many were removed."""
+    bases = {c.base for c in ([controller] if controller else [find(), find_cpu()]) if c is not None}
     stale = []
-    for name in os.listdir(controller.base):
-        grader, _, child = name[len(PREFIX):].partition("-")
-        if name.startswith(PREFIX) and grader.isdigit() and child.isdigit() and not os.path.exists(f"/proc/{grader}"):
-            stale.append(os.path.join(controller.base, name))
+    for base in sorted(bases):
+        for name in os.listdir(base):
+            grader, _, child = name[len(PREFIX):].partition("-")
+            if name.startswith(PREFIX) and grader.isdigit() and child.isdigit() and \
+                    not os.path.exists(f"/proc/{grader}"):
+                stale.append(os.path.join(base, name))
     return len(stale) - len(_remove_all(stale, wait=STALE_WAIT))
+
+
+def join(procs: int | None) -> None:
+    """In the sandbox's process that forks the checks (in the ordinary scheduling class): move into the v1 cpu
+    cgroup whose cgroup.procs `procs` is (None: none, or the child is in its v2 one already) and close it; then root
+    /proc/self/cgroup there (a new cgroup namespace), so that no check reads the cgroup's name. Where the kernel
+    refuses the move, `held` says so."""
+    global _left_out
+    if procs is None:
+        return
+    try:
+        os.write(procs, b"0")  # 0: the writer
+    except OSError:
+        _left_out = True
+        return
+    finally:
+        os.close(procs)
+    namespaces.libc().unshare(namespaces.CLONE_NEWCGROUP)  # best effort: the name holds host pids, nothing more
+
+
+_left_out = False  # set in the process that forks the checks, and so in theirs, where `join` failed
+
+
+def held(version: str | None) -> str | None:
+    """In a check's process: the version of the cpu cgroup it runs in (`version`, as its sandbox's child made it),
+    None where it made none or the move into it failed."""
+    return None if _left_out else version
 
 
 def offer_first() -> int | None:

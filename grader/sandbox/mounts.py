@@ -14,6 +14,8 @@ import re
 import stat
 from collections.abc import Iterator
 
+from grader.sandbox import procfs
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x2000, 0x4000, 0x40000
 MNT_DETACH = 0x2
@@ -29,6 +31,9 @@ SUBMISSION_DEPTH = 32  # folders below the submission's own: deeper ones are lef
 COPY_CHUNK = 2**20
 PAGE = 4096  # tmpfs keeps each file in whole pages
 HELD = "/.held"
+# what a bound folder holds that no check may read: the host's cgroups (where /sys is bound, for CUDA), whose counters
+# (a sandbox's CPU time and memory peak) grow with every check
+MASKED = ["/sys/fs/cgroup"]
 SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints", ".hypothesis")
 
 
@@ -235,7 +240,7 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     for device in [*DEVICES, *devices]:
         if os.path.exists(device):
             _bind_read_only(device, root + device, writable=True)
-    masks = [path for path in hidden if os.path.lexists(root + path) and not os.path.islink(root + path)]
+    masks = [path for path in [*hidden, *MASKED] if os.path.lexists(root + path) and not os.path.islink(root + path)]
     for path in masks:
         _mask(root + path)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
@@ -252,7 +257,7 @@ def build_root(root: str, read_only: list[str], devices: list[str], submission: 
     for folder in _passages([*(path for path in read_only if path in bound), submission], bound):
         os.chmod(root + folder, 0o111)
     os.makedirs(root + "/proc", exist_ok=True)
-    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    procfs.mount_hidden(root + "/proc")  # a check sees its own processes only
     disable_sysv_ipc(root)
     os.mkdir(root + HELD, 0o700)  # where renew_tmp keeps the mounts below /tmp meanwhile (empty, read-only)
     _pivot(root)

@@ -12,7 +12,7 @@ import struct
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP = 0x10000000, 0x20000000, 0x40000000, 0x02000000
 ALL = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 4, 36, 38
 PR_CAPBSET_DROP, PR_SET_SECUREBITS = 24, 28
@@ -20,7 +20,7 @@ SECBIT_NOROOT_ALL = 0x1 | 0x2 | 0x4 | 0x8 | 0x20  # noroot, no_setuid_fixup (eac
 CAPABILITY_V3 = 0x20080522
 NOBODY = 65534
 NONE = {"user_namespace": False, "mount_namespace": False, "pid_namespace": False, "network_namespace": False,
-        "ipc_namespace": False, "uts_namespace": False}
+        "ipc_namespace": False, "uts_namespace": False, "cgroup_namespace": False}
 
 
 def libc():
@@ -28,11 +28,13 @@ def libc():
 
 
 def unshare_all() -> dict:
-    """Enter new namespaces of every kind (single-threaded, before forking the namespace's PID 1)."""
+    """Enter new namespaces of every kind (single-threaded, before forking the namespace's PID 1). The cgroup
+    namespace, where the kernel has one, roots /proc/self/cgroup at the sandbox's own cgroups: their names hold the
+    host's pids, which /proc/stat's count of forks dates."""
     lib = libc()
     if lib is None or lib.unshare(ALL) != 0:
         return dict(NONE)
-    return {k: True for k in NONE}
+    return {**{k: True for k in NONE}, "cgroup_namespace": lib.unshare(CLONE_NEWCGROUP) == 0}
 
 
 def write_maps(pid: int, uid: int, gid: int) -> int | None:
@@ -105,6 +107,14 @@ def let_init_read() -> None:
     lib = libc()
     if lib is not None:
         lib.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+
+
+def hide() -> None:
+    """Make this process undumpable: under the sandbox's /proc (procfs.py) it then does not exist for a process of
+    its uid without capabilities (a check, where the grader is not root), which can neither read nor trace it."""
+    lib = libc()
+    if lib is not None:
+        lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def no_new_privileges() -> None:

@@ -9,6 +9,13 @@ MAP_SHARED | MAP_ANONYMOUS, like memfd_create): its pages stay resident when the
 forks and exits, out of every process's resident size, so the watchdog could not count them. A denied call fails
 with EPERM; `clone3` fails with ENOSYS so that libc falls back to `clone`, whose flags can be inspected. A syscall
 of another ABI (i386 or x32 on x86-64) kills the process.
+
+Also refused: what numbers mounts and namespaces host-wide, in the order they were made (`statmount`, `listmount`,
+`listns`, statx's unique mount id, the namespace ioctls: NS_GET_ID, NS_GET_MNTNS_ID...), and statx's birth time.
+Each check of a topic's sandbox gets a new /tmp, /proc and IPC namespace, made after those the sandbox was built
+with: the difference of two such ids counted the checks before it, and a birth time in the sandbox's root dated its
+start (procfs.py). statx asking for either fails with ENOSYS, as where the kernel lacks statx (libc falls back to
+fstatat); a namespace ioctl fails with ENOTTY.
 """
 from __future__ import annotations
 
@@ -23,6 +30,8 @@ LD_ABS_W, JEQ, JGE, JSET, AND, RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 X32_BIT = 0x40000000
 CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
 SHARED_ANONYMOUS = 0x01 | 0x20  # MAP_SHARED (also a bit of MAP_SHARED_VALIDATE) | MAP_ANONYMOUS
+IOCTL_TYPE, NSFS = 0xFF00, 0xB700  # an ioctl number's type byte; nsfs's
+STATX_DATING = 0x800 | 0x4000  # STATX_BTIME | STATX_MNT_ID_UNIQUE
 
 DENIED = ("socket", "socketpair", "ptrace", "mount", "umount2", "pivot_root", "chroot", "bpf", "keyctl", "add_key",
           "request_key", "unshare", "setns", "process_vm_readv", "process_vm_writev", "open_by_handle_at",
@@ -30,7 +39,8 @@ DENIED = ("socket", "socketpair", "ptrace", "mount", "umount2", "pivot_root", "c
           "kexec_load", "kexec_file_load", "io_uring_setup", "io_uring_enter", "io_uring_register", "open_tree",
           "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "acct", "swapon", "swapoff",
           "reboot", "sethostname", "setdomainname", "quotactl", "syslog", "vhangup", "pidfd_getfd", "open_tree_attr",
-          "memfd_create", "iopl", "ioperm")
+          "memfd_create", "iopl", "ioperm", "statmount", "listmount", "listns")
+ARGUMENTS = ("clone", "mmap", "prlimit64", "ioctl", "statx")  # syscalls allowed or not by one of their arguments
 
 # audit arch and syscall numbers per machine (x86-64's own table; arm64 uses the generic one)
 TABLES = {
@@ -44,7 +54,8 @@ TABLES = {
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 163, "swapon": 167, "swapoff": 168,
         "reboot": 169, "sethostname": 170, "setdomainname": 171, "quotactl": 179, "syslog": 103, "vhangup": 153,
         "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 319, "iopl": 172, "ioperm": 173,
-        "clone": 56, "clone3": 435, "mmap": 9, "prlimit64": 302}),
+        "statmount": 457, "listmount": 458, "listns": 470,
+        "clone": 56, "clone3": 435, "mmap": 9, "prlimit64": 302, "ioctl": 16, "statx": 332}),
     "aarch64": (0xC00000B7, {
         "socket": 198, "socketpair": 199, "ptrace": 117, "mount": 40, "umount2": 39, "pivot_root": 41,
         "chroot": 51, "bpf": 280, "keyctl": 219, "add_key": 217, "request_key": 218, "unshare": 97, "setns": 268,
@@ -54,8 +65,8 @@ TABLES = {
         "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
         "fsmount": 432, "fspick": 433, "mount_setattr": 442, "acct": 89, "swapon": 224, "swapoff": 225,
         "reboot": 142, "sethostname": 161, "setdomainname": 162, "quotactl": 60, "syslog": 116, "vhangup": 58,
-        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "clone": 220, "clone3": 435,
-        "mmap": 222, "prlimit64": 261}),
+        "pidfd_getfd": 438, "open_tree_attr": 467, "memfd_create": 279, "statmount": 457, "listmount": 458,
+        "listns": 470, "clone": 220, "clone3": 435, "mmap": 222, "prlimit64": 261, "ioctl": 29, "statx": 291}),
 }
 
 
@@ -64,41 +75,37 @@ def program(machine: str) -> list[tuple[int, int, int, int]] | None:
     if machine not in TABLES:
         return None
     arch, numbers = TABLES[machine]
-    deny = RET_ERRNO | errno.EPERM
     head = [(LD_ABS_W, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, RET_KILL_PROCESS), (LD_ABS_W, 0, 0, 0)]
     if machine == "x86_64":
         head.append((JGE, 0, 1, X32_BIT))  # an x32 syscall: kill (next instruction), else skip it
         head.append((RET, 0, 0, RET_KILL_PROCESS))
-    checks = [numbers[name] for name in DENIED if name in numbers]  # arm64 has no iopl or ioperm
-    # after the checks: clone3 -> ENOSYS; clone -> its flags; mmap -> its flags; prlimit64 -> its pid; else ALLOW;
-    # then DENY
-    body = []
-    n = len(checks)
-    tail_len = 16  # the instructions from the first of the tail to the DENY that ends it
-    for i, nr in enumerate(checks):
-        to_deny = (n - i - 1) + tail_len
-        body.append((JEQ, to_deny, 0, nr))
-    body += [
-        (JEQ, 14, 0, numbers["clone3"]),         # -> ret ENOSYS
-        (JEQ, 3, 0, numbers["clone"]),           # -> load clone flags
-        (JEQ, 5, 0, numbers["mmap"]),            # -> load mmap flags
-        (JEQ, 8, 0, numbers["prlimit64"]),       # -> load its pid
-        (RET, 0, 0, RET_ALLOW),
-        (LD_ABS_W, 0, 0, 16),                    # args[0], low 32 bits: the clone flags
-        (JSET, 9, 0, CLONE_NEW_ANY),             # -> ret deny
-        (RET, 0, 0, RET_ALLOW),
-        (LD_ABS_W, 0, 0, 40),                    # args[3], low 32 bits: the mmap flags
-        (AND, 0, 0, SHARED_ANONYMOUS),
-        (JEQ, 5, 0, SHARED_ANONYMOUS),           # -> ret deny
-        (RET, 0, 0, RET_ALLOW),
-        (LD_ABS_W, 0, 0, 16),                    # args[0]: prlimit64's pid (a pid_t), 0 for this process
-        (JEQ, 0, 2, 0),                          # -> allow, else deny
-        (RET, 0, 0, RET_ALLOW),
-        (RET, 0, 0, RET_ERRNO | errno.ENOSYS),
-        (RET, 0, 0, deny),
-    ]
-    assert len(body) == n + tail_len + 1
-    return head + body
+    dispatch = [(JEQ, "deny", 0, numbers[name]) for name in DENIED if name in numbers]  # arm64: no iopl, ioperm
+    dispatch += [(JEQ, "enosys", 0, numbers["clone3"]), *((JEQ, name, 0, numbers[name]) for name in ARGUMENTS),
+                 (RET, 0, 0, RET_ALLOW)]
+    blocks = {
+        # args[n] is at 16 + 8 n; its low 32 bits are what each test needs
+        "clone": [(LD_ABS_W, 0, 0, 16), (JSET, "deny", 0, CLONE_NEW_ANY), (RET, 0, 0, RET_ALLOW)],
+        "mmap": [(LD_ABS_W, 0, 0, 40), (AND, 0, 0, SHARED_ANONYMOUS), (JEQ, "deny", 0, SHARED_ANONYMOUS),
+                 (RET, 0, 0, RET_ALLOW)],
+        "prlimit64": [(LD_ABS_W, 0, 0, 16), (JEQ, 0, "deny", 0), (RET, 0, 0, RET_ALLOW)],  # a pid_t: 0, itself
+        "ioctl": [(LD_ABS_W, 0, 0, 24), (AND, 0, 0, IOCTL_TYPE), (JEQ, "enotty", 0, NSFS), (RET, 0, 0, RET_ALLOW)],
+        "statx": [(LD_ABS_W, 0, 0, 40), (JSET, "enosys", 0, STATX_DATING), (RET, 0, 0, RET_ALLOW)],
+        "enosys": [(RET, 0, 0, RET_ERRNO | errno.ENOSYS)],
+        "enotty": [(RET, 0, 0, RET_ERRNO | errno.ENOTTY)],
+        "deny": [(RET, 0, 0, RET_ERRNO | errno.EPERM)],
+    }
+    return head + _assemble(dispatch, blocks)
+
+
+def _assemble(first: list[tuple], blocks: dict[str, list[tuple]]) -> list[tuple[int, int, int, int]]:
+    """`first`, then each block, with every jump to a block's name made an offset (BPF jumps forward only)."""
+    program = list(first)
+    starts = {}
+    for name, block in blocks.items():
+        starts[name] = len(program)
+        program += block
+    return [(code, *(starts[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)), k)
+            for i, (code, jt, jf, k) in enumerate(program)]
 
 
 def install() -> bool:

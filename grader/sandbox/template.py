@@ -3,13 +3,21 @@
 What this changes at the trust boundary (walls.py keeps the layers; this is how a topic's checks share them):
 
 - One sandbox per topic. The chain to PID 1 (first process, unsharer, PID 1 with its private root and watchdog)
-  is built once per topic; PID 1 runs only the grader's code, never the submission's. For each check it forks
-  one fresh process that takes the walls itself (a new IPC namespace, the uid drop, no capabilities, Landlock,
+  is built once per topic; PID 1 runs only the grader's code, never the submission's. For each check a fresh
+  process is forked that takes the walls itself (a new IPC namespace, the uid drop, no capabilities, Landlock,
   rlimits, seccomp) and then imports the submission: every check starts from the same just-forked state, and
   import-time code of one check (MAP_SHARED memory, open descriptors, processes) is never in the next one's
-  ancestry.
+  ancestry. The check's process is a copy of the forker's memory, not PID 1's: PID 1's interpreter changes with
+  every check it serves (its collector's counts, its heap, the frames it read), and a copy of it told a check how
+  many ran before it and, through what PID 1 did for them (the watchdog's samples), something of what they did. The
+  forker is forked by PID 1 once the root is built and does nothing else but fork, with its collector off: it
+  forks a middle process, which forks the check's and exits, so that the check's process, orphaned, is PID 1's
+  child, as the watchdog needs; it then gets its socket, output file and settings from PID 1 (`_deliver`).
+- Nothing a check can read counts the checks before it: PID 1 and the forker are invisible to it (their counters
+  moved with every check: procfs.py), the /proc it sees is mounted anew for it, and the timestamps of the root,
+  the submission's copy and the masks are made new before it (restamp.py).
 - Nothing a check does reaches the next: before each check PID 1 kills every other process of the namespace
-  (kill(-1, SIGKILL) spares only PID 1) and reaps them; unmounts the check's /tmp and mounts a new tmpfs of the
+  but the forker (watchdog.kill_others) and reaps them; unmounts the check's /tmp and mounts a new tmpfs of the
   same caps (what was mounted below /tmp, a submission or venv under the host's /tmp, is moved over unchanged,
   with the folders leading to it as they were built, found by mount id wherever a check renamed them:
   mounts.renew_tmp); empties the output file, which each check writes through a description of its own (no offset
@@ -24,7 +32,8 @@ What this changes at the trust boundary (walls.py keeps the layers; this is how 
 - What stays shared between the checks of a topic: the network namespace (loopback only, no capability to
   configure it; every socket ends with its process), the UTS namespace (no capability to change it), the
   read-only root, and PID 1's memory, which a check's process sees a copy of as it was at its fork and can
-  neither write (ptrace and process_vm_* are refused by seccomp and by the uid and capability drop) nor signal.
+  neither write (ptrace and process_vm_* are refused by seccomp and by the uid and capability drop) nor signal;
+  the forker's memory, which a check's process is a copy of, is as it was when the sandbox was built.
 - Where the template cannot be built (no namespaces, a refused user namespace or id map, no private root), it
   says so and the grader starts one full chain per check, as before (pool.ChildPool).
 
@@ -42,7 +51,8 @@ import socket
 import struct
 import time
 
-from grader.sandbox import cgroup, environment, mounts, namespaces, watchdog
+from grader.sandbox import cgroup, environment, mounts, namespaces, procfs, stamps, watchdog
+from grader.sandbox.forker import Forker
 
 CLONE_NEWIPC = namespaces.CLONE_NEWIPC
 ENDED = struct.Struct("<qq")  # (wait status, whether it ended on its own)
@@ -76,27 +86,27 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
         os.makedirs(root, exist_ok=True)
         mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
                           config["tmp_bytes"], config["tmp_files"], config["hidden"])
-        layout = mounts.tmp_layout()
+        layout, made_once = mounts.tmp_layout(), stamps.made_once()
+        watchdog.PROC = f"/proc/self/fd/{procfs.private_view(mounts.HELD)}"  # PID 1's own view: every process
         _restart_pids()  # tried once here: where the kernel refuses it, each check gets a chain of its own
     except OSError as exc:
         refuse(control, f"the private root could not be built ({exc})")
+    forker = Forker(lambda sock, output, check: _run_check(sock, output, {**config, **check}, uid, reached),
+                    offered, config.get("cpu_procs"))
+    if config.get("cpu_procs") is not None:
+        os.close(config["cpu_procs"])  # the forker's now: it moves into the sandbox's cpu cgroup, PID 1 stays out
+    namespaces.hide()  # from a check of its uid (procfs.py), as the forker hides itself
     try:
         _wire().send(control, pickle.dumps(("template", None)))
         while (frame := _wire().recv(control)) is not None:
             kind, check = pickle.loads(frame)  # the grader's own requests
             assert kind == "check", f"a check starts with 'check', not {kind!r}"
-            _clear_namespace(output_fd, watch_fd, config, layout)
+            _clear_namespace(output_fd, watch_fd, config, layout, made_once)
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             # the output file opened anew: an open file description of the check's own, whose offset and flags
             # (O_APPEND cleared, a seek to the size limit) end with the check
             output = os.open(f"/proc/self/fd/{output_fd}", os.O_WRONLY | os.O_APPEND)
-            inner = os.fork()
-            if inner == 0:
-                ours.close()
-                control.close()
-                os.close(watch_fd)
-                os.close(output_fd)
-                _run_check(theirs, output, {**config, **check}, uid, reached, offered)
+            inner = forker.spawn(check, [theirs.fileno(), output])
             theirs.close()
             os.close(output)
             socket.send_fds(control, [PID.pack(inner)], [ours.fileno()])
@@ -110,31 +120,34 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
         os._exit(0)
 
 
-def _clear_namespace(output_fd: int, watch_fd: int, config: dict, layout: list) -> None:
-    """Before a check: no process of an earlier one, a new empty /tmp, an empty output file, the watchdog's page
-    zeroed (see the module)."""
+def _clear_namespace(output_fd: int, watch_fd: int, config: dict, layout: list, made_once: list[str]) -> None:
+    """Before a check: no process of an earlier one, a new empty /tmp, a new /proc, new times on what the sandbox
+    made once, an empty output file, the watchdog's page zeroed (see the module)."""
     _kill_namespace()
+    procfs.renew(mounts.HELD)
     _restart_pids()
     mounts.renew_tmp(config["tmp_bytes"], config["tmp_files"], layout)
+    stamps.restamp(made_once)
     os.ftruncate(output_fd, 0)
+    os.utime(output_fd, ns=(0, 0))  # its change time now; its access time no longer the grader's last read
     watchdog.restart_page(watch_fd)
 
 
 def _kill_namespace(inner: int | None = None) -> int | None:
-    """Kill every process of the namespace but this one (PID 1) and reap them all; the wait status of `inner`
-    if it was among them."""
-    assert os.getpid() == 1, "kill(-1) must reach this PID namespace only"
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # none left
+    """Kill every process of the namespace but PID 1's own (watchdog.kill_others) and reap them all; the wait
+    status of `inner` if it was among them."""
+    watchdog.kill_others()
     status = None
-    try:
-        while True:
-            pid, reaped = os.waitpid(-1, 0)
-            status = reaped if pid == inner else status
-    except ChildProcessError:
-        return status
+    while _children() - watchdog.KEEPERS:
+        pid, reaped = os.waitpid(-1, 0)
+        status = reaped if pid == inner else status
+    return status
+
+
+def _children() -> set[str]:
+    """PID 1's children, ended ones included, and those it adopts as their parents end."""
+    with open(f"{watchdog.PROC}/1/task/1/children") as f:
+        return set(f.read().split())
 
 
 def _restart_pids() -> None:
@@ -165,17 +178,15 @@ def _guard_check(control: socket.socket, inner: int, watch_fd: int, memory_bytes
     return (status, 1) if status is not None else (killed or 0, 0)
 
 
-def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict,
-               offered: int | None) -> None:
-    """In the check's fresh process: its own IPC namespace, the uid and capability drop, then serve (child.py:
-    Landlock, rlimits, seccomp, the import); never returns."""
+def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict) -> None:
+    """In the check's fresh process (forked by the forker, which gave back PID 1's OOM offer): its own IPC
+    namespace, the uid and capability drop, then serve (child.py: Landlock, rlimits, seccomp, the import); never
+    returns."""
     from grader.sandbox import walls
 
     code = 0
     try:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        realtime = namespaces.leave_realtime()  # PID 1 keeps it
-        cgroup.withdraw(offered)  # PID 1 stays the OOM killer's first choice, not this process alone
         _private_ipc()
         if uid:
             namespaces.become(uid)
@@ -183,8 +194,8 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
         namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
         environment.scrub(config["tmpdir"], config.get("env", {}))  # this check's environment
         report = {**reached, "private_root": True, "watchdog": True, "host_uid": walls.host_uid(),
-                  "watchdog_realtime": realtime, "template": True,
-                  "memory_cgroup": config.get("memory_cgroup")}
+                  "watchdog_realtime": config["watchdog_realtime"], "template": True,
+                  "memory_cgroup": config.get("memory_cgroup"), "cpu_cgroup": cgroup.held(config.get("cpu_cgroup"))}
         _wire().serve(sock, output_fd, config, report)
     except BaseException:  # noqa: BLE001 - never back into PID 1's loop
         code = 70

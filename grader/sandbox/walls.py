@@ -19,7 +19,8 @@ import os
 import signal
 import struct
 
-from grader.sandbox import environment, landlock, limits, mounts, namespaces, seccomp, template, watchdog
+from grader.sandbox import (cgroup, environment, landlock, limits, mounts, namespaces, procfs, seccomp, template,
+                            watchdog)
 
 STATUS = struct.Struct("<q")
 
@@ -35,6 +36,7 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
         template.refuse(sock, "namespaces are off")
     if not use_namespaces:
         os.close(watch_fd)
+        cgroup.join(config.get("cpu_procs"))
         if os.getuid() == 0:
             namespaces.become(namespaces.NOBODY)
         return {**namespaces.NONE, "private_root": False, "watchdog": False, "host_uid": os.getuid()}
@@ -70,6 +72,7 @@ def enter(sock, output_fd: int, watch_fd: int, config: dict, use_namespaces: boo
         os.close(status_w)  # this process is the submission's: its status reaches the first one by waitpid
         os.close(watch_fd)
         namespaces.leave_realtime()
+        cgroup.join(config.get("cpu_procs"))
         if os.getuid() == 0:  # never root towards the host, walls or not
             namespaces.become(namespaces.NOBODY)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
@@ -116,15 +119,20 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
         os.makedirs(root, exist_ok=True)
         mounts.build_root(root, config["bound_read_only"], config["devices"], config["submission_dir"],
                           config["tmp_bytes"], config["tmp_files"], config["hidden"])
+        view = procfs.private_view(mounts.HELD)  # the root's /proc shows PID 1 none of a process made undumpable
+        watchdog.PROC = f"/proc/self/fd/{view}"
         private_root = True
     except OSError:
-        private_root = False
+        private_root, view = False, None
     inner = os.fork()
     if inner == 0:
         os.close(status_w)
         os.close(watch_fd)
+        if view is not None:
+            os.close(view)
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
         realtime = namespaces.leave_realtime()  # PID 1 keeps it
+        cgroup.join(config.get("cpu_procs"))  # PID 1 stays out: its share is the real-time class, where root
         if uid:  # never root towards the host, even where the private root could not be built
             namespaces.become(uid)
         namespaces.drop_capabilities()  # where the grader is not root: uid 0 here, but with no power over the root
@@ -132,6 +140,8 @@ def _namespace_init(sock, status_w: int, watch_fd: int, config: dict, uid: int |
         return {"private_root": private_root, "watchdog": private_root, "host_uid": host_uid(),
                 "watchdog_realtime": private_root and realtime}
     sock.close()
+    if config.get("cpu_procs") is not None:
+        os.close(config["cpu_procs"])
     if private_root:  # /proc is the namespace's own: every process PID 1 reads is the submission's
         status = watchdog.guard(inner, watch_fd, config["memory_bytes"])
     else:
@@ -165,7 +175,8 @@ def restrict(config: dict, private_root: bool) -> dict:
     namespaces.no_new_privileges()  # whatever else holds: no setuid program can raise the submission's rights
     abi = landlock.restrict_filesystem(config["read_roots"], [home, "/dev/null", *config["devices"]],
                                        config["hidden"], config["submission_dir"])
-    report = {"landlock_abi": abi, **limits.apply_rlimits(config["memory_bytes"], config["output_bytes"])}
+    report = {"landlock_abi": abi, **limits.apply_rlimits(config["memory_bytes"], config["output_bytes"]),
+              **limits.share_cpu(cgroup.held(config.get("cpu_cgroup")) is not None), "proc_hidepid": procfs.hides()}
     report["seccomp"] = seccomp.install()
     if private_root:
         report["tmp_bytes"], report["tmp_files"] = config["tmp_bytes"], config["tmp_files"]

@@ -9,8 +9,11 @@ its parent once per process; so once it passes the memory cap, the proportional 
 /proc/PID/smaps_rollup: milliseconds a process) decides, at most every PSS_SHARE of the time. Processes that
 fork and exit to stay out of a pass are followed (each_process), the namespace is frozen while it is read
 (frozen, over_cap), a process whose first thread has exited counts through its live threads (live), and an
-address space that processes share counts once (Spaces). It also keeps the peak of the sum for the grader,
-through a small shared page:
+address space that processes share counts once (Spaces). Under a topic's template PID 1 keeps a second process of
+its own, the forker (template.py), which the watchdog neither counts nor kills (KEEPERS), and it reads /proc through
+a view of its own (PROC: procfs.py), since the /proc the checks see shows none of PID 1's processes to a check and
+none of a check's that made itself undumpable to PID 1. It also keeps the peak of the sum for the grader, through a
+small shared page:
 
     slot GENERATION (grader): bumped before each call; PID 1 restarts the peak when it sees a new value
     slot SEEN (PID 1): the generation the peak belongs to
@@ -43,16 +46,18 @@ MEMORY, TASKS_KILLED = 1, 2
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 KCMP, KCMP_VM = {"x86_64": 312, "aarch64": 272}.get(platform.machine()), 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
+PROC = "/proc"  # where PID 1 reads the namespace's processes (template.py points it at a view of its own)
+KEEPERS = {"1"}  # the processes of the namespace that are PID 1's own: never counted, stopped only with the rest
 
 
 def each_process(read) -> None:
-    """Call read(pid) for every process in this PID namespace but PID 1; read says False when the process has
+    """Call read(pid) for every process in this PID namespace but PID 1's own; read says False when the process has
     ended. A process that forks and exits between the listing and its read hands its memory to a pid that the
     listing did not hold, so /proc is listed again, for the new pids only, while any has ended (RELISTS times
     at most: each round the chain must fork and exit within microseconds of its read)."""
     seen: set[str] = set()
     for _ in range(RELISTS):
-        fresh = [name for name in os.listdir("/proc") if name.isdigit() and name != "1" and name not in seen]
+        fresh = [name for name in os.listdir(PROC) if name.isdigit() and name not in KEEPERS and name not in seen]
         seen.update(fresh)
         if all([read(name) for name in fresh]):
             return
@@ -77,16 +82,16 @@ def live(name: str) -> tuple[int, int, str] | None:
 
     A process whose first thread exited on its own shows as a zombie while its other threads run on, holding
     all its memory: its live threads count, read through one of them (the first thread has no memory map)."""
-    fields = _stat(f"/proc/{name}/stat")
+    fields = _stat(f"{PROC}/{name}/stat")
     if fields is None:
         return None
     if fields[0] not in ENDED:
         return int(fields[17]), int(fields[21]) * PAGE, name  # fields 20 and 24: num_threads, rss in pages
     try:
-        tids = os.listdir(f"/proc/{name}/task")
+        tids = os.listdir(f"{PROC}/{name}/task")
     except OSError:
         return None
-    threads = [(tid, f) for tid in tids if (f := _stat(f"/proc/{name}/task/{tid}/stat")) and f[0] not in ENDED]
+    threads = [(tid, f) for tid in tids if (f := _stat(f"{PROC}/{name}/task/{tid}/stat")) and f[0] not in ENDED]
     if not threads:
         return None
     tid, fields = threads[0]
@@ -153,7 +158,7 @@ def proportional() -> tuple[int, bool]:
             return True
         pss = None
         try:
-            with open(f"/proc/{name}/task/{found[2]}/smaps_rollup", "rb") as f:
+            with open(f"{PROC}/{name}/task/{found[2]}/smaps_rollup", "rb") as f:
                 pss = next((int(line.split()[1]) * 1024 for line in f if line.startswith(b"Pss:")), None)
         except OSError:
             pass
@@ -170,16 +175,16 @@ def proportional() -> tuple[int, bool]:
 
 
 def all_stopped() -> bool:
-    """Whether every thread of every process in the namespace but PID 1 is stopped or has ended."""
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or name == "1":
+    """Whether every thread of every process in the namespace but PID 1's own is stopped or has ended."""
+    for name in os.listdir(PROC):
+        if not name.isdigit() or name in KEEPERS:
             continue
         try:
-            tids = os.listdir(f"/proc/{name}/task")
+            tids = os.listdir(f"{PROC}/{name}/task")
         except OSError:
             continue  # ended
         for tid in tids:
-            fields = _stat(f"/proc/{name}/task/{tid}/stat")
+            fields = _stat(f"{PROC}/{name}/task/{tid}/stat")
             if fields is not None and fields[0] not in STOPPED:
                 return False
     return True
@@ -189,7 +194,8 @@ def all_stopped() -> bool:
 def frozen():
     """Every process of the namespace but PID 1 stopped (SIGSTOP) for as long as PID 1 reads them, at most
     FREEZE_WAIT seconds waited for: none can fork or exit mid-pass (a chain of forks that exit, each handing
-    its pages to the next, otherwise stays a step ahead of the reads). Continued (SIGCONT) after."""
+    its pages to the next, otherwise stays a step ahead of the reads). Continued (SIGCONT) after (PID 1's forker,
+    idle meanwhile, with them)."""
     assert os.getpid() == 1, "kill(-1) must reach this PID namespace only"
     deadline = time.monotonic() + FREEZE_WAIT
     try:
@@ -296,7 +302,27 @@ def restart_page(fd: int) -> None:
 
 def _kill_all(view: memoryview, reason: int) -> None:
     view[KILLED] = reason
-    os.kill(-1, signal.SIGKILL)  # in a PID namespace: every process in it but PID 1
+    kill_others()
+
+
+def kill_others() -> None:
+    """As PID 1: SIGKILL every process of the namespace but PID 1's own (KEEPERS). kill(-1) spares only PID 1, so
+    where PID 1 keeps others every process is first stopped by one kill(-1, SIGSTOP), after which none can fork (a
+    fork fails while a signal is pending), then each but PID 1's own is killed and those are continued."""
+    assert os.getpid() == 1, "kill(-1) must reach this PID namespace only"
+    try:
+        os.kill(-1, signal.SIGKILL if KEEPERS == {"1"} else signal.SIGSTOP)
+    except ProcessLookupError:
+        return  # none left
+    if KEEPERS == {"1"}:
+        return
+    for name in os.listdir(PROC):
+        if name.isdigit() and name not in KEEPERS:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(name), signal.SIGKILL)
+    for name in KEEPERS - {"1"}:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(name), signal.SIGCONT)
 
 
 def memory_message(cap: int) -> str:

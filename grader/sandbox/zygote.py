@@ -140,7 +140,7 @@ def main(fd: int) -> None:
     exec(settings["prelude"], {})  # noqa: S102 - the grader's own code (tests)
     gc.freeze()  # what is imported now is permanent: cheap collections, fewer copied pages in children
     try:
-        _zygote_main(sock, settings["namespaces"], cgroup.Cgroups(cgroup.find(), settings["parent"]))
+        _zygote_main(sock, settings["namespaces"], cgroup.Cgroups(cgroup.find(), settings["parent"], cgroup.find_cpu()))
     finally:
         os._exit(0)
 
@@ -256,12 +256,13 @@ def _collect(spawned: set[int], discarded: set[int], cgroups: cgroup.Cgroups) ->
 
 def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups: cgroup.Cgroups,
                 as_template: bool) -> None:
-    """Move into a memory cgroup of its own (where one can be made: a topic's template holds one for all its
-    checks), become a session leader (the group the zygote kills), wipe what the process tells about the grader,
+    """Move into a memory and a cpu cgroup of its own (where they can be made: a topic's template holds them for all
+    its checks), become a session leader (the group the zygote kills), wipe what the process tells about the grader,
     and serve from behind the walls (see walls.py for the processes between here and the submission)."""
     code = 0
     try:
         held = cgroups.enter(config.get("memory_bytes"))  # before any other process of the sandbox exists
+        config = {**config, "memory_cgroup": held, "cpu_cgroup": cgroups.enter_cpu()}
         os.setsid()
         namespaces.die_with_parent()
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -273,9 +274,10 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups
         os.close(null)
         output = os.open(os.path.join(config["tmpdir"], "output.txt"), os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
         watch = os.open(os.path.join(config["tmpdir"], "watch"), os.O_RDWR | os.O_NOFOLLOW)
+        config["cpu_procs"] = cgroups.procs() if config["cpu_cgroup"] == "v1" else None  # for cgroup.join
         environment.scrub(config["tmpdir"], config.get("env", {}))
-        report = {**walls.enter(sock, output, watch, {**config, "memory_cgroup": held}, use_namespaces,
-                                as_template), "memory_cgroup": held}
+        report = {**walls.enter(sock, output, watch, config, use_namespaces, as_template), "memory_cgroup": held,
+                  "cpu_cgroup": cgroup.held(config["cpu_cgroup"])}
         _wire().serve(sock, output, config, report)
     except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70

@@ -50,8 +50,12 @@ def reopen_output():
     return done
 
 def pid1_cmdline():
-    with open("/proc/1/cmdline", "rb") as f:
-        return f.read().decode("utf-8", "replace")
+    """PID 1's command line, as far as this process can read it ('' where its /proc shows no PID 1)."""
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 def syscalls():
     worked = []

@@ -50,6 +50,7 @@ def leave(tag):
     if os.fork() == 0:  # a detached sleeper, out of the check's process group and session
         os.setsid()
         if os.fork() == 0:
+            libc.prctl(15, ("bait-" + tag).encode(), 0, 0, 0)  # PR_SET_NAME: what find() looks for
             time.sleep(120)
         os._exit(0)
     os.wait()
@@ -69,11 +70,18 @@ def find(tag):
         found.append("mqueue")
     if libc.shmget(0x1F2E3D, 0, 0) >= 0:
         found.append("shm")
-    if len(processes()) > 2:  # PID 1 and this one
+    if any(_name(pid) == "bait-" + tag for pid in processes()):  # /proc shows a check its own uid's processes
         found.append("process")
     if len(imports) > 1:
         found.append("globals")
     return found
+
+def _name(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 def own_socket():
     """The inode of this check's socket to the grader."""
