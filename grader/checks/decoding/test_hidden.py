@@ -4,7 +4,7 @@ token order; randomness from the generator only; bad arguments."""
 import random
 
 from grader.checks.decoding import draws
-from grader.checks.decoding.distribution import expect_filtered_law, expect_own_generator, sample_law
+from grader.checks.decoding.distribution import expect_filtered_law, expect_own_generator, random_law_case
 from grader.checks.decoding.expect import (decoded, expect_beams, expect_decoded, expect_names, expect_penalized,
                                            expect_status, offer)
 from grader.checks.decoding.models import NGramModel, PrefixModel
@@ -56,9 +56,9 @@ def test_min_new_tokens_random(sub, seed):
 
 @check("greedy_bad_arguments", points=2, hint="greedy_decode",
        title="greedy_decode rejects a limit below 1, an empty stop sequence and a min_new_tokens outside "
-             "[0, max_new_tokens], naming the argument")
+             "[0, max_new_tokens], naming the argument, and answers the valid arguments beside them")
 def test_greedy_bad_arguments(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("decoding")
     model = offer(sub, NGramModel(4, 2, seed))
     for _ in range(3):
         expect_names("max_new_tokens", "greedy_decode with max_new_tokens < 1", sub.greedy_decode, model, [1],
@@ -70,6 +70,12 @@ def test_greedy_bad_arguments(sub, seed):
         least = r.choice([-r.randint(1, 3), n + r.randint(1, 3)])
         expect_names("min_new_tokens", "greedy_decode with min_new_tokens outside [0, max_new_tokens]",
                      sub.greedy_decode, model, [1], n, None, (), least)
+        # valid arguments beside them, answered as the reference answers: refusing every call fails here
+        free, _ = ref.greedy_decode(NGramModel(4, 2, seed), [1], n)
+        stop, least = draws.stops_from(r, free, 4), r.randint(0, n)
+        expected = ref.greedy_decode(NGramModel(4, 2, seed), [1], n, None, stop, least)
+        expect_decoded(sub.greedy_decode(model, [1], n, None, stop, least), expected,
+                       f"greedy_decode with valid arguments beside them (min_new_tokens={least})", stop)
 
 
 @check("sample_random_one_hot", points=5, hint="sample_decode",
@@ -87,14 +93,14 @@ def test_sample_random_one_hot(sub, seed):
 
 
 @check("sample_distribution_fresh_seed", points=5, hint="sample_decode",
-       title="sample_decode's first tokens follow the filtered distribution, for a fresh seed, prompt and order")
+       title="sample_decode's tokens follow the filtered distribution of random logits, temperature, top-k and "
+             "top-p, for a fresh seed, prompt and length")
 def test_sample_distribution_fresh_seed(sub, seed):
-    # The public test with a fresh seed, prompt and token order: the law is permuted, so distribution.py's
-    # bounds (false fail <= 1e-6, each wrong sampler caught with probability > 1 - 1e-6) hold unchanged.
-    r = random.Random(seed)
-    order = list(range(6))
-    r.shuffle(order)
-    expect_filtered_law(sub, draws.prompt_for(r, 6), order, seed, sample_law(order))
+    # Every setting drawn from the seed, the law computed live by the reference: false fail <= 1e-6 for every law,
+    # and a draw is kept only when each wrong sampler passes with probability <= 1e-6 (distribution.py).
+    case = random_law_case(random.Random(seed))
+    law = reference("decoding").filtered_law(case["logits"], **case["settings"])
+    expect_filtered_law(sub, case["logits"], case["settings"], case["prompt"], case["max_new_tokens"], seed, law)
 
 
 @check("sample_generator_only", points=2, hint="sample_decode",
@@ -150,13 +156,18 @@ def test_beam_random_narrow(sub, seed):
 
 
 @check("beam_bad_arguments", points=1, hint="beam_search",
-       title="beam_search rejects num_beams or max_new_tokens below 1, naming the argument")
+       title="beam_search rejects num_beams or max_new_tokens below 1, naming the argument, and answers 1 of each")
 def test_beam_bad_arguments(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("decoding")
     model = offer(sub, PrefixModel(3, seed))
     expect_names("num_beams", "beam_search with num_beams < 1", sub.beam_search, model, [0], -r.randint(0, 3), 2)
     expect_names("max_new_tokens", "beam_search with max_new_tokens < 1", sub.beam_search, model, [0], 2,
                  -r.randint(0, 3))
+    # the smallest valid values beside them, answered as the reference answers: refusing every call fails here
+    for num_beams, max_new_tokens in ((1, r.randint(1, 3)), (r.randint(1, 4), 1)):
+        expect_beams(sub.beam_search(model, [0], num_beams, max_new_tokens),
+                     ref.beam_search(PrefixModel(3, seed), [0], num_beams, max_new_tokens),
+                     f"beam_search with num_beams={num_beams}, max_new_tokens={max_new_tokens}")
 
 
 @check("repetition_penalty_random", points=4, hint="apply_repetition_penalty",
@@ -172,13 +183,18 @@ def test_repetition_penalty_random(sub, seed, rng):
 
 
 @check("repetition_penalty_bad_arguments", points=1, hint="apply_repetition_penalty",
-       title="apply_repetition_penalty rejects a penalty <= 0, naming it")
+       title="apply_repetition_penalty rejects a penalty <= 0, naming it, and answers small positive ones")
 def test_repetition_penalty_bad_arguments(sub, seed, rng):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("decoding")
     logits, seen, _ = draws.penalty_case(r, rng)
-    for penalty in (0.0, -r.uniform(0.1, 2.0)):
+    rows = [seen] if logits.dim() == 1 else [list(map(int, row)) for row in seen]
+    for penalty, valid in ((0.0, r.uniform(0.05, 0.5)), (-r.uniform(0.1, 2.0), 1.0)):
         expect_names("penalty", "apply_repetition_penalty with penalty <= 0", sub.apply_repetition_penalty,
                      logits, seen, penalty)
+        # a valid penalty beside it, answered as the reference answers: refusing every call fails here
+        expect_penalized(sub.apply_repetition_penalty(logits, seen, valid),
+                         ref.apply_repetition_penalty(logits, seen, valid), logits, rows, valid,
+                         f"apply_repetition_penalty with penalty={valid:.4g}")
 
 
 def expect_statuses(sub, answers: list) -> None:
