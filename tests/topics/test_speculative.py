@@ -321,15 +321,23 @@ def test_distribution_check_sizing_holds_for_every_hidden_gamma(gamma):
     assert passes["deterministic_acceptance"] == 0 and passes["ratio_inverted"] < 1e-57
 
 
+def verifying(generate, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int) -> tuple | None:
+    """(message, misconception) of expect_verified on `runs` runs of `generate` on 'mismatch', None if it passes."""
+    raw = generate_runs(generate, "mismatch", prompt, max_new_tokens, gamma, runs, seed)
+    try:
+        distribution.expect_verified([(list(result[0]), target) for result, target in raw], prompt, gamma, "runs")
+    except CheckFailure as failure:
+        return str(failure), failure.misconception
+    return None
+
+
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])
 def test_generated_tokens_are_verified_by_the_target_calls(module):
     """expect_verified accepts every run of a correct speculative_generate on the hidden check's settings."""
     for seed in range(12):
         prompt, max_new_tokens, gamma = distribution.random_settings(seed)
         assert gamma in distribution.GAMMAS and max_new_tokens >= distribution.K + gamma and 1 <= len(prompt) <= 3
-        for result, target in generate_runs(module.speculative_generate, "mismatch", prompt, max_new_tokens, gamma,
-                                            20, seed):
-            distribution.expect_verified(result[0], target, prompt, gamma, "run")
+        assert verifying(module.speculative_generate, prompt, max_new_tokens, gamma, 20, seed) is None
 
 
 def sample_the_target(target, draft, prompt, max_new_tokens, gamma, generator):
@@ -347,11 +355,27 @@ def score_the_tokens(target, draft, prompt, max_new_tokens, gamma, generator):
     return new, stats
 
 
-@pytest.mark.parametrize("generate", [sample_the_target, score_the_tokens])
+def draft_for_show(target, draft, prompt, max_new_tokens, gamma, generator):
+    """Draft-and-score iterations that emit one sample of p each, whatever the drafts: the target's law exactly."""
+    new = []
+    while len(new) < max_new_tokens:
+        drafted = []
+        for _ in range(gamma):
+            drafted.append(int(torch.multinomial(draft.next_probs([*prompt, *new, *drafted]), 1, generator=generator)))
+        p = target.score([*prompt, *new, *drafted], gamma + 1)
+        new.append(int(torch.multinomial(p[0], 1, generator=generator)))
+    return new, dict(iterations=max_new_tokens, proposed=gamma * max_new_tokens, accepted=0,
+                     target_calls=max_new_tokens, draft_calls=gamma * max_new_tokens)
+
+
+@pytest.mark.parametrize("generate", [sample_the_target, score_the_tokens, draft_for_show])
 def test_tokens_the_target_calls_do_not_verify_fail(generate):
-    (result, target), = generate_runs(generate, "mismatch", [1], 5, 2, 1, 0)
-    with pytest.raises(CheckFailure):
-        distribution.expect_verified(result[0], target, [1], 2, "run")
+    assert verifying(generate, [1], 5, 2, 30, 0) is not None
+
+
+def test_a_rejected_draft_given_back_shows_resample_from_target():
+    assert verifying(mutant("resample_from_target").speculative_generate, [2], 5, 2, 100, 3)[1] == \
+        "resample_from_target"
 
 
 @pytest.mark.parametrize("module", [ref, sol], ids=["reference", "solution"])

@@ -92,21 +92,21 @@ def generated_tokens(result, count: int, what: str) -> list[int]:
 
 
 def generate_many(sub, pair: str, prompt: list, max_new_tokens: int, gamma: int, runs: int, seed: int,
-                  logged_target: bool = False) -> list[tuple]:
-    """[(what speculative_generate returned, the target's score log or None)] for `runs` calls.
+                  served_target: bool = False) -> list[tuple]:
+    """[(what speculative_generate returned, the target it was given if served here, else None)] for `runs` calls.
 
     One generator seeded from `seed` serves every run, as one long stream of random numbers would. Both models are
-    built once in the child (`child_pair`), so no call of theirs is a round trip; with `logged_target` every run
-    gets a fresh target served here, whose score log (the grader's own) comes back beside the result.
+    built once in the child (`child_pair`), so no call of theirs is a round trip; with `served_target` every run
+    gets a fresh target served here, whose counts and score log (the grader's own) come back beside the result.
     """
     generator, (target, draft) = sub.generator(seed), child_pair(sub, pair)
     out = []
     for _ in range(runs):
-        log = None
-        if logged_target:
-            served_target = models.model(pair, "target")
-            target, log = sub.serve(served_target, ("next_probs", "score"), "target"), served_target.score_log
-        out.append((sub.speculative_generate(target, draft, list(prompt), max_new_tokens, gamma, generator), log))
+        served = None
+        if served_target:
+            served = models.model(pair, "target")
+            target = sub.serve(served, ("next_probs", "score"), "target")
+        out.append((sub.speculative_generate(target, draft, list(prompt), max_new_tokens, gamma, generator), served))
     return out
 
 

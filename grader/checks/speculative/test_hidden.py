@@ -3,7 +3,7 @@ speculative_generate on toy models with fresh seeds, prompts and settings."""
 
 import torch
 
-from grader.checks.speculative.distribution import expect_target_distribution
+from grader.checks.speculative.distribution import expect_target_distribution, random_settings
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
                                               expect_stats_add_up, expect_tokens, generate, verify_text)
 from grader.checks.speculative.misconceptions import verify_predictions
@@ -173,11 +173,14 @@ def test_expected_speedup_random(sub, rng):
 
 
 @check("generate_distribution_fresh_seed", points=16, hint="speculative_generate",
-       title="speculative_generate's first tokens follow the target's distribution, for a fresh seed and prompt")
+       title="speculative_generate's first tokens follow the target's distribution, for a fresh seed, prompt, "
+             "length and gamma, each token verified by the target's calls")
 def test_generate_distribution_fresh_seed(sub, seed):
-    # The public test with a fresh generator seed and prompt token (the toy rows are shifts of each other, so the
-    # false-fail bound 1e-6 and the misconception bounds of distribution.py hold for every prompt token).
-    expect_target_distribution(sub, [seed % 4], seed)
+    # The public test with a fresh generator seed, prompt, max_new_tokens and gamma (the toy rows are shifts of each
+    # other, so the false-fail bound 1e-6 holds for every prompt, and the misconception bounds of distribution.py
+    # for every gamma drawn).
+    prompt, max_new_tokens, gamma = random_settings(seed)
+    expect_target_distribution(sub, prompt, seed, max_new_tokens, gamma)
 
 
 @check("generate_random_settings", points=12, hint="speculative_generate",

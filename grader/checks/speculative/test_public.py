@@ -342,11 +342,12 @@ def test_generate_bad_arguments(sub, seed):
 
 
 @check("generate_matches_target_distribution", points=3, hint="speculative_generate",
-       title="the first tokens of speculative_generate are distributed exactly as sampling from the target")
+       title="the first tokens of speculative_generate are distributed exactly as sampling from the target, each "
+             "verified by the target's calls")
 def test_generate_matches_target_distribution(sub, seed):
-    # 500 runs, exact binomial test per outcome of the first 3 tokens, Bonferroni over the 27 possible outcomes:
-    # false fail <= 1e-6; each distribution-changing misconception passes with probability < 1.3e-12
-    # (the calculation is in grader/checks/speculative/distribution.py).
+    # 500 runs, each verified by a target served here, exact binomial test per outcome of the first 3 tokens,
+    # Bonferroni over the 27 possible outcomes: false fail <= 1e-6; each distribution-changing misconception passes
+    # with probability < 1.3e-12 (the calculation is in grader/checks/speculative/distribution.py).
     expect_target_distribution(sub, [0], seed)
 
 
@@ -376,16 +377,16 @@ def leviathan_tokens(alpha: float, gamma: int) -> float:
 
 
 def accepted_histogram(runs: list, prompt: list, gamma: int, what: str) -> list[int]:
-    """How many of the (result, score log) runs of gamma + 1 tokens accepted 0..gamma drafts in their first
-    iteration: [gamma + 1] ints, computed here from the raw outputs of the runs.
+    """How many of the (result, served target) runs of gamma + 1 tokens accepted 0..gamma drafts in their first
+    iteration: [gamma + 1] ints, computed here from the raw outputs of the runs and the targets' score logs.
 
     The first `target.score` call holds the prompt and the gamma draft tokens; a correct implementation accepts
     exactly the drafts its output starts with (a rejected token x has p(x) < q(x), so the residual never gives x
     back). Fails when a run does not fit that pattern.
     """
     hist = [0] * (gamma + 1)
-    for i, (result, log) in enumerate(runs):
-        run = f"{what}: run {i + 1}"
+    for i, (result, target) in enumerate(runs):
+        run, log = f"{what}: run {i + 1}", target.score_log
         new = generated_tokens(result, gamma + 1, run)
         if not log:
             fail(f"{run} made no target.score call")
@@ -403,7 +404,7 @@ def test_tokens_per_iteration_match_formula(sub, seed):
     sub.set_timeout(30)
     what = (f"{RUNS} runs of speculative_generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, "
             f"gamma={GAMMA}, generator) on the toy models 'alpha75'")
-    hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, logged_target=True),
+    hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, served_target=True),
                               [1], GAMMA, what)                                      # runs accepting 0..GAMMA drafts
     accepted = sum(a * count for a, count in enumerate(hist))
     trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
