@@ -208,13 +208,14 @@ def test_solution_matches_reference(seed, tied):
 @QUICK
 @given(seed=seeds)
 def test_broken_tasks_raise_naming_a_listed_step(seed):
-    durations, deps, order, names, kind = broken_task(random.Random(seed))
+    durations, deps, order, names, kind, valid = broken_task(random.Random(seed))
     if kind in ("cycle", "self"):
         assert names and set(names) <= set(steps_on_cycles(durations, deps, order))
     for module in (ref, sol):
         with pytest.raises(ValueError) as raised:
             module.schedule(durations, deps, order)
         assert any(name in str(raised.value) for name in names), (kind, str(raised.value), names)
+        assert module.schedule(*valid).keys() == valid[0].keys()  # the task before the break has a schedule
 
 
 @QUICK

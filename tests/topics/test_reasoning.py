@@ -269,10 +269,11 @@ def test_random_bad_records_are_rejected(seed):
     for module in (ref, sol, shape_by_non_null_prompt_count()):
         with pytest.raises(ValueError, match=named(argument)):
             module.UsageLedger().record("bad", usage, seconds)
-    argument, a, b = random_bad_comparison(r)
+    argument, a, b, valid = random_bad_comparison(r)
     for module in (ref, sol):
         with pytest.raises(ValueError, match=argument):
             module.compare_variants(a, b)
+        assert module.compare_variants(*valid)["keep"] in ("a", "b")  # the pair before the fault is answered
 
 
 def solution_with(name: str, source: str) -> types.ModuleType:

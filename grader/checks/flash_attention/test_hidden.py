@@ -74,18 +74,24 @@ def test_random_large_scores(sub, rng):
 
 
 @check("random_bad_shapes", points=2, hint="tiled_attention",
-       title="tiled_attention raises ValueError naming causal when Tq > Tk, and naming v when k and v differ")
+       title="tiled_attention raises ValueError naming causal when Tq > Tk, and naming v when k and v differ; the "
+             "same inputs without causal are answered")
 def test_random_bad_shapes(sub, rng):
     for _ in range(4):
         b, h, tk, d = between(rng, 1, 2), between(rng, 1, 3), between(rng, 1, 40), pick(rng, HEAD_DIMS)
         q, k, v = randn_qkv(rng, b, h, tk + between(rng, 1, 40), tk, d, torch.float32)
-        message = expect_raises(ValueError, sub.tiled_attention, q, k, v, causal=True,
-                                block_q=pick(rng, TILES), block_k=pick(rng, TILES))
+        block_q, block_k = pick(rng, TILES), pick(rng, TILES)
+        message = expect_raises(ValueError, sub.tiled_attention, q, k, v, causal=True, block_q=block_q,
+                                block_k=block_k)
         if not re.search(r"\bcausal\b", message):
             fail("tiled_attention with causal=True and Tq > Tk raised a ValueError that does not name 'causal'")
         message = expect_raises(ValueError, sub.tiled_attention, q, k, v[..., :d // 2])
         if not re.search(r"\bv\b", message):
             fail("tiled_attention with v of another head dim than k raised a ValueError that does not name 'v'")
+        # the same inputs without the mask: more queries than keys is fine (refusing every call fails here)
+        case = expected(reference("flash_attention"), q, k, v, False, block_q, block_k)
+        expect_attention(sub.tiled_attention(q, k, v, causal=False, block_q=block_q, block_k=block_k), case,
+                         sub.last_call, torch.float32)
 
 
 @check("memory_fresh_inputs", points=4, hint="tiled_attention",

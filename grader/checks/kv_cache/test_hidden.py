@@ -172,28 +172,35 @@ def test_random_memory_plan(sub, rng):
                          all_logits=pick(rng, [True, False]))
 
 
-def bad_call(rng: torch.Generator) -> tuple[str, str, dict, dict]:
-    """A random call with one bad argument: (argument the error must name, function, config, other kwargs)."""
+def bad_call(rng: torch.Generator) -> tuple[str, str, dict, dict, tuple[dict, dict]]:
+    """A random call with one bad argument: (argument the error must name, function, config, other kwargs, and the
+    (config, kwargs) of the same call with that argument valid)."""
     config = {**any_config(rng), "vocab_size": 32000}
     memory = {"gpu_bytes": 80 * 2**30, "weight_bytes": 16 * 2**30}
     step = {"weight_bytes": 16 * 2**30, "batch": between(rng, 1, 8), "seq_len": between(rng, 1, 4096)}
     kind = pick(rng, ["seq_len", "seq_len_concurrent", "batch", "dtype_bytes", "missing_key", "plan"])
     if kind == "seq_len":
-        return "seq_len", "kv_cache_bytes", config, {"seq_len": -between(rng, 1, 10**6)}
+        return ("seq_len", "kv_cache_bytes", config, {"seq_len": -between(rng, 1, 10**6)},
+                (config, {"seq_len": between(rng, 0, 4096)}))
     if kind == "seq_len_concurrent":
-        return "seq_len", "max_concurrent_sequences", config, {**memory, "seq_len": -between(rng, 0, 10**6)}
+        return ("seq_len", "max_concurrent_sequences", config, {**memory, "seq_len": -between(rng, 0, 10**6)},
+                (config, {**memory, "seq_len": between(rng, 1, 4096)}))
     if kind == "batch":
-        return "batch", "kv_cache_bytes", config, {"seq_len": between(rng, 1, 4096), "batch": -between(rng, 1, 64)}
+        seq_len = between(rng, 1, 4096)
+        return ("batch", "kv_cache_bytes", config, {"seq_len": seq_len, "batch": -between(rng, 1, 64)},
+                (config, {"seq_len": seq_len, "batch": between(rng, 0, 64)}))
     if kind == "dtype_bytes":
         fn, kwargs = pick(rng, [("kv_bytes_per_token", {}), ("kv_cache_bytes", {"seq_len": 128}),
                                 ("max_concurrent_sequences", {**memory, "seq_len": 128}), ("memory_plan", step)])
-        return "dtype_bytes", fn, config, {**kwargs, "dtype_bytes": -between(rng, 0, 4)}
+        return ("dtype_bytes", fn, config, {**kwargs, "dtype_bytes": -between(rng, 0, 4)},
+                (config, {**kwargs, "dtype_bytes": between(rng, 1, 4)}))
     if kind == "plan":
         argument = pick(rng, ["batch", "seq_len", "weight_bytes", "vocab_size"])
         if argument == "vocab_size":
-            return argument, "memory_plan", without(rng, config, "vocab_size"), step
+            return argument, "memory_plan", without(rng, config, "vocab_size"), step, (config, step)
         low = -1 if argument == "weight_bytes" else 0
-        return argument, "memory_plan", config, {**step, argument: between(rng, low - 10**6, low)}
+        return (argument, "memory_plan", config, {**step, argument: between(rng, low - 10**6, low)},
+                (config, {**step, argument: between(rng, low + 1, 4096)}))
     # a key the computation cannot do without: layers always; hidden_size and heads when nothing replaces them
     needed = ["num_hidden_layers"]
     if config.get("kv_lora_rank") is None and config.get("head_dim") is None:
@@ -201,7 +208,7 @@ def bad_call(rng: torch.Generator) -> tuple[str, str, dict, dict]:
         if config.get("num_key_value_heads") is None:
             needed.append("num_attention_heads")
     key = pick(rng, needed)
-    return key, "kv_bytes_per_token", without(rng, config, key), {}
+    return key, "kv_bytes_per_token", without(rng, config, key), {}, (config, {})
 
 
 def without(rng: torch.Generator, config: dict, key: str) -> dict:
@@ -213,11 +220,13 @@ def without(rng: torch.Generator, config: dict, key: str) -> dict:
 
 @check("random_bad_arguments", points=1, hint="kv_cache_bytes",
        title="negative seq_len or batch, seq_len < 1 where a length is needed, dtype_bytes < 1, bad memory_plan "
-             "arguments and missing (or null) config keys raise ValueError naming them")
+             "arguments and missing (or null) config keys raise ValueError naming them; the same calls made valid "
+             "are answered")
 def test_random_bad_arguments(sub, rng):
     for _ in range(CASES):
-        argument, fn, config, kwargs = bad_call(rng)
+        argument, fn, config, kwargs, (valid_config, valid_kwargs) = bad_call(rng)
         message = expect_raises(ValueError, getattr(sub, fn), config, **kwargs)
         if argument not in message:
             fail(f"{call_text(fn, repr(config), **kwargs)} raised ValueError({message!r}); "
                  f"the message should name {argument!r}")
+        expect_reference(sub, fn, valid_config, **valid_kwargs)  # the same call made valid: refusing all fails

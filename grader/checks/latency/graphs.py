@@ -88,8 +88,11 @@ def independent_pairs(durations: dict, deps: dict, order: dict | None) -> list:
 
 
 def broken_task(r: random.Random) -> tuple:
-    """(durations, deps, order, the names a ValueError may give, what is wrong) of a task with no schedule."""
+    """(durations, deps, order, the names a ValueError may give, what is wrong, the task before the break) of a task
+    with no schedule: the last, a valid (durations, deps, order), differs from it by one edge, step or sign."""
     durations, deps, order = random_task(r, tied=False, size=(2, 10))
+    valid = (dict(durations), {step: list(before) for step, before in deps.items()},
+             None if order is None else {step: list(before) for step, before in order.items()})
     order = dict(order or {})
     names = list(durations)
     kind = r.choice(["cycle", "self", "unknown need", "unknown step", "unknown order", "negative"])
@@ -98,20 +101,20 @@ def broken_task(r: random.Random) -> tuple:
         deps[a] = deps.get(a, []) + [b]
         edges = deps if r.random() < 0.5 else order
         edges[b] = edges.get(b, []) + [a]
-        return durations, deps, order, steps_on_cycles(durations, deps, order), kind
+        return durations, deps, order, steps_on_cycles(durations, deps, order), kind, valid
     if kind == "self":
         step = r.choice(names)
         order[step] = order.get(step, []) + [step]
-        return durations, deps, order, [step], kind
+        return durations, deps, order, [step], kind, valid
     ghost = next(s for s in step_names(r, len(names) + 1) if s not in durations)
     if kind == "negative":
         step = r.choice(names)
         durations[step] = -durations[step]
-        return durations, deps, order, [step, "durations"], kind
+        return durations, deps, order, [step, "durations"], kind, valid
     if kind == "unknown step":
         deps[ghost] = r.sample(names, r.randint(1, 2))
     else:
         edges = deps if kind == "unknown need" else order
         step = r.choice(names)
         edges[step] = edges.get(step, []) + [ghost]
-    return durations, deps, order, [ghost], kind
+    return durations, deps, order, [ghost], kind, valid

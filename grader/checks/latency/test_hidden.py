@@ -36,13 +36,17 @@ def test_random_schedules(sub, seed):
 
 
 @check("random_graphs_without_a_schedule", points=3, hint="schedule",
-       title="random graphs with a cycle, an unknown step or a negative duration raise ValueError naming a step")
+       title="random graphs with a cycle, an unknown step or a negative duration raise ValueError naming a step; "
+             "the same graphs without that fault are answered")
 def test_random_graphs_without_a_schedule(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("latency")
     for case in range(16):
-        durations, deps, order, names, kind = broken_task(r)
+        durations, deps, order, names, kind, valid = broken_task(r)
         fn = ("schedule", "critical_path")[case % 2]
         expect_value_error(getattr(sub, fn), (durations, deps, order), f"{fn} of a task with a {kind}", names)
+        # the task before the break, answered as the reference answers: refusing every call fails here
+        expect_result(getattr(sub, fn)(*valid), getattr(ref, fn)(*valid), f"{fn} of {WHAT} without the {kind}",
+                      (schedule_difference, critical_difference)[case % 2])
 
 
 @check("random_critical_paths", points=4, hint="critical_path",
@@ -134,7 +138,7 @@ def bad_change(r: random.Random, durations: dict) -> tuple:
 @check("what_if_refuses_dependent_pairs", points=3, hint="what_if",
        title="what_if refuses to run in parallel two steps of which one needs the other's output, even indirectly")
 def test_what_if_refuses_dependent_pairs(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("latency")
     for _ in range(12):
         durations, deps, order = random_task(r, tied=r.random() < 0.5, size=(3, 12))
         pairs = dependent_pairs(deps)
@@ -146,6 +150,10 @@ def test_what_if_refuses_dependent_pairs(sub, seed):
         change, names = bad_change(r, durations)
         expect_value_error(sub.what_if, (durations, deps, change, order), f"what_if of a bad change on {WHAT}",
                            names)
+        # a valid change beside them, answered as the reference answers: refusing every call fails here
+        change = random_change(r, durations, deps, order)
+        expect_result(sub.what_if(durations, deps, change, order), ref.what_if(durations, deps, change, order),
+                      f"what_if of a random {next(iter(change))} change on {WHAT}", what_if_difference)
 
 
 @check("random_first_output", points=3, hint="first_output",
@@ -164,25 +172,30 @@ def test_random_first_output(sub, seed):
                            f"first_output of {WHAT} with bad visible steps", names)
 
 
+def expect_attribution(got, expected: dict, what: str) -> None:
+    """attribute's answer names the reference's changed setting and its median saving."""
+    got = expect_type(got, dict, what)
+    if got.get("changed") != expected["changed"]:
+        fail(f"{what}: 'changed' is not the changed setting")
+    expect_seconds(got.get("median_saving"), expected["median_saving"], f"{what}: 'median_saving'")
+
+
 @check("random_attribution", points=3, hint="attribute",
        title="attribute of random runs that change one setting: that key and the difference of medians")
 def test_random_attribution(sub, seed):
     r = random.Random(seed)
     ref = reference("latency")
-    what = "attribute of random runs that change one setting"
     for _ in range(20):
         baseline, variant, _ = random_runs(r, changes=1)
-        expected = ref.attribute(baseline, variant)
-        got = expect_type(sub.attribute(baseline, variant), dict, what)
-        if got.get("changed") != expected["changed"]:
-            fail(f"{what}: 'changed' is not the changed setting")
-        expect_seconds(got.get("median_saving"), expected["median_saving"], f"{what}: 'median_saving'")
+        expect_attribution(sub.attribute(baseline, variant), ref.attribute(baseline, variant),
+                           "attribute of random runs that change one setting")
 
 
 @check("random_confounded_runs", points=2, hint="attribute",
-       title="attribute refuses random runs that change several settings (naming them all) or none")
+       title="attribute refuses random runs that change several settings (naming them all) or none, and answers "
+             "runs that change one")
 def test_random_confounded_runs(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("latency")
     for case in range(12):
         baseline, variant, keys = random_runs(r, changes=0 if case % 4 == 3 else r.randint(2, 4))
         what = f"attribute of random runs that change {len(keys)} settings"
@@ -190,3 +203,7 @@ def test_random_confounded_runs(sub, seed):
                                      "confounded_change" if keys else None)
         if any(key not in message for key in keys):
             fail(f"{what}: the ValueError does not name every changed setting")
+        # runs that change one setting beside them, answered as the reference answers: refusing every call fails
+        baseline, variant, _ = random_runs(r, changes=1)
+        expect_attribution(sub.attribute(baseline, variant), ref.attribute(baseline, variant),
+                           "attribute of random runs that change one setting")

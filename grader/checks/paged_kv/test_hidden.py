@@ -55,7 +55,8 @@ def test_attention_garbage_random(sub, spec, tensor_seed):
 
 
 @check("attention_bad_context_lens_random", points=3, hint="paged_attention",
-       title="paged_attention rejects context lengths below 1 or past the block table, on random cases")
+       title="paged_attention rejects context lengths below 1 or past the block table, on random cases, and answers "
+             "the same cases with their lengths in range")
 @settings(max_examples=10, deadline=None)
 @given(spec=attention_specs(), tensor_seed=st.integers(0, 2**31 - 1), data=st.data())
 def test_attention_bad_context_lens_random(sub, spec, tensor_seed, data):
@@ -67,6 +68,7 @@ def test_attention_bad_context_lens_random(sub, spec, tensor_seed, data):
     lens[data.draw(st.integers(0, len(lens) - 1), label="sequence")] = bad
     expect_refused(sub, {**case, "context_lens": lens}, "context_lens",
                    f"context lengths lie in [1, {capacity}] here; 0 tokens would give NaN")
+    expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))  # refusing every call fails here
 
 
 @check("reservation_random", points=7, hint="reservation_waste",

@@ -238,23 +238,25 @@ def marked_verifiable(r: random.Random, results: list) -> list:
 
 
 def random_bad_comparison(r: random.Random) -> tuple:
-    """(the argument a ValueError must name, a, b) of a comparison that must be rejected."""
+    """(the argument a ValueError must name, a, b, the valid (a, b) it was made from) of a comparison that must be
+    rejected."""
     a, b = random_pair(r)
+    valid = ([dict(result) for result in a], [dict(result) for result in b])
     kind = r.randrange(5)
     if kind == 0:
-        return ("a", [], b) if r.random() < 0.5 else ("b", a, [])
+        return (("a", [], b) if r.random() < 0.5 else ("b", a, [])) + (valid,)
     if kind == 1:
-        return "b", a, b + [dict(b[-1])]
+        return "b", a, b + [dict(b[-1])], valid
     victim, i = r.choice([a, b]), r.randrange(len(a))
     if kind == 2:
         victim[i] = {**victim[i], "tokens": -r.randint(1, 500)}
-        return "tokens", a, b
+        return "tokens", a, b, valid
     if kind == 3:
         victim[i] = {**victim[i], "seconds": -r.uniform(0.01, 5.0)}
-        return "seconds", a, b
+        return "seconds", a, b, valid
     key = r.choice(["correct", "tokens", "seconds"])
     victim[i] = without(victim[i], key)
-    return key, a, b
+    return key, a, b, valid
 
 
 def random_family(r: random.Random, ceiling: float = 1.0) -> dict:

@@ -101,9 +101,10 @@ def test_swapped_variants(sub, seed):
 def test_random_bad_comparisons(sub, seed):
     r = random.Random(seed)
     for _ in range(10):
-        argument, a, b = random_bad_comparison(r)
+        argument, a, b, valid = random_bad_comparison(r)
         expect_value_error(sub.compare_variants, (a, b), argument,
                            f"compare_variants({a!r}, {b!r})")
+        expect_reference_comparison(sub, *valid)  # the pair before the fault: refusing every call fails here
 
 
 @check("random_effort_choices", points=5, hint="pick_effort",
@@ -118,12 +119,18 @@ def test_random_effort_choices(sub, seed):
 
 
 @check("unreachable_targets", points=2, hint="pick_effort",
-       title="when no effort level reaches the target the answer is None, whatever effort costs")
+       title="when no effort level reaches the target the answer is None, whatever effort costs; a target that "
+             "one level reaches exactly names a level")
 def test_unreachable_targets(sub, seed):
-    r = random.Random(seed)
+    r, ref = random.Random(seed), reference("reasoning")
     for _ in range(8):
         ceiling = r.choice([0.3, 0.5, 0.7])
         family = random_family(r, ceiling)
         target = round(r.uniform(ceiling + 0.05, 1.0), 2)
         expect_effort(sub.pick_effort(family, target), None, family,
                       f"pick_effort(<{len(family)} levels, none above {ceiling}>, min_accuracy={target})")
+        # the same family at the accuracy one of its levels reaches exactly: a constant None fails here
+        runs = r.choice(list(family.values()))
+        reached = sum(result["correct"] for result in runs) / len(runs)
+        expect_effort(sub.pick_effort(family, reached), ref.pick_effort(family, reached), family,
+                      f"pick_effort(<{len(family)} levels>, min_accuracy={reached}), reached by a level")

@@ -117,9 +117,11 @@ def test_apply_temperature_random(sub, rng):
 
 
 @check("bad_arguments_random", points=1, hint="filtered_probs",
-       title="a temperature <= 0, k < 1 or p outside (0, 1] raises ValueError naming the argument")
+       title="a temperature <= 0, k < 1 or p outside (0, 1] raises ValueError naming the argument; the valid "
+             "values beside them (a small temperature, k past V, p = 1) are answered")
 def test_bad_arguments_random(sub, rng):
-    logits = torch.randn(2, 5, generator=rng)
+    ref = reference("sampling")
+    logits, problems = torch.randn(2, 5, generator=rng), []
     for _ in range(4):
         temperature = pick(rng, [0.0, -uniform(rng, 1e-3, 5.0)])
         k = pick(rng, [0, -int(torch.randint(1, 5, (), generator=rng))])
@@ -132,6 +134,20 @@ def test_bad_arguments_random(sub, rng):
                      logits, temperature=temperature)
         expect_names(sub.filtered_probs, ("top_k", "k"), f"filtered_probs(logits, top_k={k})", logits, top_k=k)
         expect_names(sub.filtered_probs, ("top_p", "p"), f"filtered_probs(logits, top_p={p})", logits, top_p=p)
+        # valid values at the edges beside them, answered as the reference answers: refusing every call fails here
+        temperature = pick(rng, [uniform(rng, 1e-3, 0.1), uniform(rng, 0.1, 5.0)])
+        k, p = int(torch.randint(1, 8, (), generator=rng)), pick(rng, [1.0, uniform(rng, 1e-3, 1.0)])
+        exact = ref.apply_temperature(logits.to(torch.float64), temperature)
+        atol, rtol = tolerance(exact, ref.apply_temperature(logits, temperature), torch.finfo(torch.float32).tiny)
+        expect_close(sub.apply_temperature(logits, temperature), exact,
+                     f"apply_temperature(logits, {temperature:.4g})", atol, rtol)
+        problems += filter(None, [
+            top_k_problem(sub.top_k_filter(logits, k), logits, k, ref.top_k_filter(logits, k),
+                          f"top_k_filter(logits [2, 5], k={k})"),
+            top_p_problem(sub.top_p_filter(logits, p), logits, p, *ref.top_p_keep_bounds(logits, p, slack=SLACK),
+                          f"top_p_filter(logits [2, 5], p={p:.6g})"),
+            filtered_problem(sub, ref, "normal", logits, temperature, k, p)])
+    fail_on(problems, ())
 
 
 @check("top_k_random", points=12, hint="top_k_filter",
@@ -197,6 +213,21 @@ def test_top_p_exact_decimals_random(sub, rng):
     fail_on(problems, TOP_P_IDS)
 
 
+def filtered_problem(sub, ref, kind: str, logits: torch.Tensor, temperature: float, top_k: int | None,
+                     top_p: float | None) -> tuple[str, set[str]] | None:
+    """What is wrong with the submission's filtered_probs on one case, judged against the reference pipeline."""
+    tempered = ref.apply_temperature(logits.to(torch.float64), temperature)
+    after_k = tempered if top_k is None else ref.top_k_filter(tempered, top_k)
+    must = may = torch.isfinite(after_k)
+    if top_p is not None:
+        bounds = ref.top_p_keep_bounds(after_k, top_p, slack=SLACK)
+        must, may = must & bounds[0], may & bounds[1]
+    what = f"filtered_probs({label(kind, logits)}, temperature={temperature:.4g}, top_k={top_k}, top_p={top_p})"
+    out = sub.filtered_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
+    return filtered_probs_problem(out, tempered, must, may, what,
+                                  filtered_probs_candidates(ref, logits, temperature, top_k, top_p))
+
+
 @check("filtered_probs_random", points=13, hint="filtered_probs",
        title="filtered_probs matches the reference pipeline on random logits, temperatures, k and p")
 def test_filtered_probs_random(sub, rng):
@@ -206,16 +237,7 @@ def test_filtered_probs_random(sub, rng):
         temperature = random_temperature(rng, kind, dtype)
         top_k = pick(rng, [None, 1, 2, 3, logits.shape[-1]])
         top_p = pick(rng, [None, random_p(rng, logits)])
-        tempered = ref.apply_temperature(logits.to(torch.float64), temperature)
-        after_k = tempered if top_k is None else ref.top_k_filter(tempered, top_k)
-        must = may = torch.isfinite(after_k)
-        if top_p is not None:
-            bounds = ref.top_p_keep_bounds(after_k, top_p, slack=SLACK)
-            must, may = must & bounds[0], may & bounds[1]
-        what = f"filtered_probs({label(kind, logits)}, temperature={temperature:.4g}, top_k={top_k}, top_p={top_p})"
-        out = sub.filtered_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
-        return filtered_probs_problem(out, tempered, must, may, what,
-                                      filtered_probs_candidates(ref, logits, temperature, top_k, top_p))
+        return filtered_problem(sub, ref, kind, logits, temperature, top_k, top_p)
 
     fail_on(random_problems(rng, problem_of), FILTERED_PROBS_IDS)
 
@@ -319,10 +341,14 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
 
 
 @check("num_samples_random", points=1, hint="empirical_distribution",
-       title="num_samples < 1 raises ValueError naming num_samples")
+       title="num_samples < 1 raises ValueError naming num_samples; one draw or a few are answered")
 def test_num_samples_random(sub, rng, seed):
     probs = torch.softmax(torch.randn(3, generator=rng, dtype=torch.float64), dim=-1)
     for num_samples in (0, -int(torch.randint(1, 100, (), generator=rng))):
         expect_names(sub.empirical_distribution, ("num_samples",),
                      f"empirical_distribution(probs, num_samples={num_samples}, generator)", probs, num_samples,
                      sub.generator(seed))
+    # the valid counts beside them: frequencies of whole draws (refusing every call fails here)
+    for num_samples in (1, int(torch.randint(2, 6, (), generator=rng))):
+        what = f"empirical_distribution(probs, num_samples={num_samples}, generator)"
+        counts_of(sub.empirical_distribution(probs, num_samples, sub.generator(seed)), probs, num_samples, what)
