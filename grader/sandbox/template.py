@@ -151,8 +151,9 @@ def _children() -> set[str]:
 
 
 def _restart_pids() -> None:
-    """As PID 1, with no other process left: the namespace hands out pid 2 next, as a namespace of the check's own
-    would, so that no check's pid tells how many processes the checks before it ran."""
+    """As PID 1, with no other process left but the forker (pid 2): the namespace hands out pid 3 next for every
+    check, as a namespace of the check's own would the same pid, so that no check's pid tells how many processes the
+    checks before it ran."""
     with open("/proc/sys/kernel/ns_last_pid", "w") as f:
         f.write("1")
 
