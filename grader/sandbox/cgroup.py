@@ -18,11 +18,10 @@ sched_autogroup_enabled each sandbox is a session of its own (the zygote's setsi
 in `grade-batch --jobs 2` weighed as much as one check. Where autogroup is off, they took 64 shares of the CPU to
 the check's one, and its calls ran past their time limits. So each child also makes a cgroup of the cpu controller,
 with the same weight as every other sandbox's: its checks' threads share one sandbox's part of the CPU, however many
-they are. Under v2 it is the memory cgroup's folder, which the child enters whole. Under v1 only the process that
-forks the checks (template.py's forker, or a chain's submission process) enters it (`join`), through a descriptor the
-child opened (the private root has no /sys): with real-time group scheduling a new v1 cgroup gets no real-time time,
-and PID 1's watchdog, in the real-time class where the grader is root, must stay out of it; nor may a check's
-threads crowd it out. Where no cpu cgroup can be made, limits.py caps the check's CPU time and lowers its priority.
+they are. Under v2 it is the memory cgroup's folder, which the child enters whole. Under v1 only each check's
+process enters it (`join`), through a descriptor the child opened (the private root has no /sys): with real-time
+group scheduling a new v1 cgroup gets no real-time time, and PID 1's watchdog and the forker, in the real-time class
+where the grader is root, must stay out of it; nor may a check's threads crowd them out. Where no cpu cgroup can be made, limits.py caps the check's CPU time and lowers its priority.
 """
 from __future__ import annotations
 
@@ -276,10 +275,10 @@ def remove_stale(controller: Controller | None = None) -> int:
 
 
 def join(procs: int | None) -> None:
-    """In the sandbox's process that forks the checks (in the ordinary scheduling class): move into the v1 cpu
-    cgroup whose cgroup.procs `procs` is (None: none, or the child is in its v2 one already) and close it; then root
-    /proc/self/cgroup there (a new cgroup namespace), so that no check reads the cgroup's name. Where the kernel
-    refuses the move, `held` says so."""
+    """In a check's process, in the ordinary scheduling class and before it drops its capabilities: move into the
+    v1 cpu cgroup whose cgroup.procs `procs` is (None: none, or the child is in its v2 one already) and close it;
+    then root /proc/self/cgroup there (a new cgroup namespace), so that the check reads no cgroup's name. Where the
+    kernel refuses the move, `held` says so."""
     global _left_out
     if procs is None:
         return
@@ -293,7 +292,7 @@ def join(procs: int | None) -> None:
     namespaces.libc().unshare(namespaces.CLONE_NEWCGROUP)  # best effort: the name holds host pids, nothing more
 
 
-_left_out = False  # set in the process that forks the checks, and so in theirs, where `join` failed
+_left_out = False  # set where `join` failed
 
 
 def held(version: str | None) -> str | None:

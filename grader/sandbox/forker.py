@@ -40,10 +40,10 @@ class Forker:
 
     def __init__(self, run: Callable[[socket.socket, int, dict], None], offered: int | None, procs: int | None):
         """Fork the forker; in each check's process it forks, `run(sock, output_fd, settings)` (never returns) with
-        what `spawn` sent and whether PID 1, the watchdog, is in the real-time class ("watchdog_realtime").
-        `offered`: PID 1's OOM score before it offered itself first, which the forker takes back (cgroup.withdraw),
-        so that PID 1 stays the OOM killer's first choice. `procs`: the sandbox's v1 cpu cgroup, which the forker
-        enters in the ordinary scheduling class (cgroup.join), and the checks with it."""
+        what `spawn` sent. `offered`: PID 1's OOM score before it offered itself first, which the forker takes back
+        (cgroup.withdraw), so that PID 1 stays the OOM killer's first choice. `procs`: the descriptor by which each
+        check's process enters the sandbox's v1 cpu cgroup (cgroup.join), kept open here. The forker stays in PID
+        1's scheduling class and cgroup: its forks are as quick as PID 1's were, whatever the load."""
         requests_r, self.requests = os.pipe()
         self.born, born_w = os.pipe()
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -55,14 +55,11 @@ class Forker:
                 if fd not in keep:
                     _close(fd)
             cgroup.withdraw(offered)
-            realtime = namespaces.leave_realtime()  # PID 1 keeps it: a check's threads could starve it
-            cgroup.join(procs)
             namespaces.hide()  # from a check of its uid (procfs.py): after withdraw, which writes its own /proc
             _fork_checks(requests_r, born_w)  # returns in a check's process only
             os.close(requests_r)
             os.close(born_w)
-            sock, output, settings = _received(theirs)
-            run(sock, output, {**settings, "watchdog_realtime": realtime})
+            run(*_received(theirs))
             os._exit(70)  # `run` never returns
         os.close(requests_r)
         os.close(born_w)

@@ -94,7 +94,7 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
     forker = Forker(lambda sock, output, check: _run_check(sock, output, {**config, **check}, uid, reached),
                     offered, config.get("cpu_procs"))
     if config.get("cpu_procs") is not None:
-        os.close(config["cpu_procs"])  # the forker's now: it moves into the sandbox's cpu cgroup, PID 1 stays out
+        os.close(config["cpu_procs"])  # the forker's now, for each check's process: PID 1 stays out of the cgroup
     namespaces.hide()  # from a check of its uid (procfs.py), as the forker hides itself
     try:
         _wire().send(control, pickle.dumps(("template", None)))
@@ -188,6 +188,8 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
     code = 0
     try:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        realtime = namespaces.leave_realtime()  # PID 1 and the forker keep it
+        cgroup.join(config.get("cpu_procs"))  # the sandbox's checks' share of the CPU (v1)
         _private_ipc()
         if uid:
             namespaces.become(uid)
@@ -195,7 +197,7 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
         namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
         environment.scrub(config["tmpdir"], config.get("env", {}))  # this check's environment
         report = {**reached, "private_root": True, "watchdog": True, "host_uid": walls.host_uid(),
-                  "watchdog_realtime": config["watchdog_realtime"], "template": True,
+                  "watchdog_realtime": realtime, "template": True,
                   "memory_cgroup": config.get("memory_cgroup"), "cpu_cgroup": cgroup.held(config.get("cpu_cgroup"))}
         _wire().serve(sock, output_fd, config, report)
     except BaseException:  # noqa: BLE001 - never back into PID 1's loop
