@@ -8,16 +8,23 @@ less exactly, for every reference to the sandbox's start a check could read besi
 the checks before it did: the check's process a copy of PID 1's interpreter as it was at its fork (its collector's
 counts grew with every check), the start of the sandbox's root in the timestamps of its folders and the birth time
 of the output file, the unique ids of mounts and namespaces made for each check beside those made with the
-sandbox, the inode numbers of /proc entries looked up when the sandbox was built beside a check's own socket, and
-the host's pids in /proc/self/cgroup and in the output file's path beside /proc/stat's count of forks.
+sandbox, the /proc entries looked up when the sandbox was built (their inode numbers beside a check's own socket's,
+both from one counter; the timestamp test finds such an entry by its date), the host's pids in /proc/self/cgroup and
+in the output file's path beside /proc/stat's count of forks, and, where the private root binds /sys (for CUDA), the
+counters of the sandbox's own cgroups.
 
-Each test runs in a sandbox whose user namespace maps two uids (a root grader) and in one that maps one (a grader
-that is not root: a check then has PID 1's uid).
+The first three tests run in a sandbox whose user namespace maps two uids (a root grader) and in one that maps one
+(a grader that is not root: a check then has PID 1's uid).
 """
 import sys
 import time
 
 import pytest
+
+from grader.engine.runner import zygote
+from grader.sandbox.policy import sandbox_config
+from grader.sandbox.pool import ChildPool
+from grader.sandbox.remote import Submission
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
 
@@ -168,6 +175,18 @@ def timestamps(limit=20000):
     return found
 
 
+def cgroup_counters(limit=5000):
+    """The sandbox's own cgroups this check can find: counter files (CPU time, memory peak, events) of the cgroups
+    named for a sandbox below /sys/fs/cgroup, and the lines of /proc/self/cgroup that name a cgroup below its root."""
+    found = [line for line in (_read("/proc/self/cgroup") or "").splitlines() if not line.endswith(":/")]
+    for folder, dirs, files in os.walk("/sys/fs/cgroup"):
+        if len(found) > limit:
+            break
+        if "infergrade-" in folder:
+            found += [os.path.join(folder, name) for name in files if _read(os.path.join(folder, name))]
+    return found
+
+
 def position():
     """What a check can read that would count the checks before it in its sandbox (None: unreadable)."""
     init = _stat_fields("/proc/1/stat")
@@ -295,3 +314,23 @@ def test_no_timestamp_a_check_can_read_dates_from_before_it(topic_checks_of, one
     assert len(stamps) > 100  # the walk reached the root, the submission's copy and /proc
     between = [(path, kind, t) for path, kind, t in stamps if built - 0.05 <= t <= ended]
     assert between == [], "\n".join(map(str, between))
+
+
+def test_no_check_reads_its_sandboxs_cgroups(tmp_path):
+    """Where the private root binds /sys (for CUDA), the host's cgroups are covered: a sandbox's cgroup counts the
+    CPU time and memory peak of all its checks. /proc/self/cgroup names none (the cgroup namespace)."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "demo.py").write_text(PROBES)
+    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    config["bound_read_only"] = sorted({*config["bound_read_only"], "/sys"})
+    pool = ChildPool(zygote())
+    try:
+        for _ in range(2):  # the second in the sandbox the first left
+            check = Submission(pool, config)
+            check.set_timeout(30)
+            assert check.encode(1) and check.isolation["template"]
+            assert check.cgroup_counters() == []
+            check.close()
+    finally:
+        pool.close()
