@@ -104,3 +104,37 @@ def test_a_classmates_busy_threads_leave_a_correct_submission_its_marks_and_time
         (ada["topics"][0]["duration_s"], alone["topics"][0]["duration_s"])
     isolation = ada["isolation"]
     assert isolation["cpu_cgroup"] in ("v1", "v2") or "nice" in isolation, isolation
+
+
+PROBES = '''
+import os, resource
+
+def share():
+    return os.getpriority(os.PRIO_PROCESS, 0), resource.getrlimit(resource.RLIMIT_CPU)
+'''
+
+
+def test_without_a_cpu_cgroup_or_autogroup_a_check_runs_below_the_grader_and_its_cpu_time_is_capped(tmp_path,
+                                                                                                   autogroup_off):
+    """Where no cpu cgroup can be made (not root, none delegated) and autogroup is off, nothing groups a sandbox's
+    threads: the check's process is at least NICE below the grader, its CPU time capped, and the record says so."""
+    from grader.sandbox import limits
+    from grader.sandbox.policy import sandbox_config
+    from grader.sandbox.pool import ChildPool
+    from grader.sandbox.remote import Submission
+    from grader.sandbox.zygote import Zygote
+
+    (tmp_path / "demo.py").write_text(PROBES)
+    config = {**sandbox_config(tmp_path, 2**30, 2**20), "topic": "demo", "forbidden": []}
+    no_cpu_cgroup = Zygote(prelude="import grader.sandbox.cgroup as cgroup; cgroup.find_cpu = lambda: None")
+    pool = ChildPool(no_cpu_cgroup)
+    try:
+        check = Submission(pool, config)
+        nice, cpu = check.share()
+        assert nice >= limits.NICE and cpu == (limits.CPU_SECONDS, limits.CPU_SECONDS + 5)
+        isolation = check.isolation
+        assert isolation["cpu_cgroup"] is None and isolation["autogroup"] is False and isolation["nice"] == nice
+        check.close()
+    finally:
+        pool.close()
+        no_cpu_cgroup.close()
