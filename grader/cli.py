@@ -21,6 +21,7 @@ from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
 from grader.wording import count  # noqa: E402
 from grader.instructor import commands as instructor  # noqa: E402
+from grader.learner.warm import client as warm, command as warm_command  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
@@ -143,8 +144,12 @@ def list_topics(submission: Path):
 @EXPORT
 @DEADLINE
 def check(topics, submission: Path, verbose: bool, out: Path | None, started: bool, exports, deadline):
-    """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed."""
+    """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed.
+
+    A warm grader (`infergrade serve`) runs them when one of this grader runs: the same output, under a second."""
     targets = _export_targets(exports)
+    if (code := warm.hand_over([submission, *([out] if out else []), *(p for _, p in targets)])) is not None:
+        sys.exit(code)  # a warm grader ran it (its output is written); else it runs here, cold
     _start_checking()
     from grader.exporters.terminal import summary
     from grader.grading import grade
@@ -403,7 +408,7 @@ def progress_cmd(submission: Path):
 
 
 for _command in (instructor.grade_batch, instructor.merge_cmd, instructor.report_cmd, instructor.gradescope_cmd,
-                 instructor.init_ci):
+                 instructor.init_ci, warm_command.serve):
     main.add_command(_command)
 
 
