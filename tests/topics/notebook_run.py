@@ -16,9 +16,11 @@ def prose(text: str) -> str:
 
 def run_experiments(topic: str) -> list[tuple[str, dict]]:
     """(the intro's prose, the names the code left) of each experiment of `topic`'s notebook, run in order in one
-    namespace as the notebook runs them, with the reference as the implementation and no reference beside it."""
+    namespace after the notebook's shared set-up, as the notebook runs them, with the reference as the
+    implementation and no reference beside it."""
     notebook = importlib.import_module(f"grader.learner.notebooks.topics.{topic}")
     namespace, runs = {"impl": importlib.import_module(f"reference.{topic}"), "ref": None, "plt": plt}, []
+    exec(getattr(notebook, "SETUP", ""), namespace)  # noqa: S102 (the notebook's own set-up code)
     with mock.patch.object(plt, "show"):
         for intro, code in notebook.EXPERIMENTS:
             exec(code, namespace)  # noqa: S102 (the notebook's own experiment code)

@@ -26,6 +26,7 @@ the reference's beside them where it is installed. A function's checks may call 
 later functions: until you write that one, they report it as not started. `infergrade.check("{topic}")` runs
 every public check of the topic."""
 
+SHARED = "# the inputs the experiments below share; none of your functions runs here"
 SETUP = ("import grader.learner.notebooks as infergrade\n\n"
          "infergrade.start()  # the checking process warms up while you read")
 
@@ -58,6 +59,8 @@ def build(topic: str, source: Path | None = None) -> nbformat.NotebookNode:
                                f'impl = infergrade.implementations("{topic}")\n'
                                f'ref = infergrade.reference("{topic}")  # drawn beside yours; None without it',
                                metadata={"tags": ["experiment"]}))
+    if hasattr(content, "SETUP"):  # the inputs every experiment may read: it calls none of the learner's functions
+        cells.append(new_code_cell(f"{SHARED}\n{content.SETUP.strip()}", metadata={"tags": ["experiment"]}))
     for intro, code in content.EXPERIMENTS:
         cells.append(new_markdown_cell(intro.strip()))
         cells.append(new_code_cell(_guarded(topic, code.strip()), metadata={"tags": ["experiment"]}))

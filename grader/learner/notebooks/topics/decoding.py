@@ -54,14 +54,7 @@ and vLLM take top-k. Anthropic's earlier SDKs took `temperature`, `top_p` and `t
 with the next: read the parameter list of the model and interface you call.
 """
 
-EXPERIMENTS = [
-    ("""
-### Beams against samples
-
-A toy bigram model over five tokens (token 4 is `eos`). Beam search returns a handful of high-probability
-sequences; 300 sampled continuations show what the model actually says and how often. Bars: how often each
-sampled sequence came up; dots: the log-probability of each beam's sequence.
-""", """
+SETUP = """
 import collections
 import torch
 
@@ -71,9 +64,20 @@ table = torch.tensor([[0.1, 2.0, 1.5, 0.2, 0.5],
                       [0.5, 1.1, 0.7, 0.1, 2.2],
                       [0.0, 0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
 
-def model(tokens):
-    return table[tokens[-1]]
 
+def model(tokens):
+    \"\"\"A toy bigram model over five tokens (token 4 is eos): the logits after the last token.\"\"\"
+    return table[tokens[-1]]
+"""
+
+EXPERIMENTS = [
+    ("""
+### Beams against samples
+
+A toy bigram model over five tokens (token 4 is `eos`). Beam search returns a handful of high-probability
+sequences; 300 sampled continuations show what the model actually says and how often. Bars: how often each
+sampled sequence came up; dots: the log-probability of each beam's sequence.
+""", """
 def log_prob(prompt, new):
     seq, total = list(prompt), 0.0
     for t in new:
@@ -86,17 +90,36 @@ beams = impl.beam_search(model, prompt, num_beams=4, max_new_tokens=4, eos_id=4,
 gen = torch.Generator().manual_seed(0)
 samples = collections.Counter(tuple(impl.sample_decode(model, prompt, 4, gen, eos_id=4)[0]) for _ in range(300))
 common = [seq for seq, _ in samples.most_common(10)]
+sampler = "your" if impl.sample_decode is not getattr(ref, "sample_decode", None) else "the reference's"
+mine = impl.beam_search is not getattr(ref, "beam_search", None)
 fig, ax = plt.subplots(figsize=(11, 4.5))
-ax.bar(range(len(common)), [samples[s] / 300 for s in common], color="C0", label="share of 300 samples")
+ax.bar(range(len(common)), [samples[s] / 300 for s in common], color="C0",
+       label=f"share of 300 samples of {sampler} sample_decode")
 ax.set_xticks(range(len(common)), ["-".join(map(str, s)) for s in common], rotation=30)
 ax.set_ylabel("share of samples")
 twin = ax.twinx()
+
+
+def place(new, rank):
+    return common.index(tuple(new)) if tuple(new) in common else len(common) - 0.5 + 0.3 * rank
+
+
 for rank, (new, score) in enumerate(beams):
-    x = common.index(tuple(new)) if tuple(new) in common else len(common) - 0.5 + 0.3 * rank
-    twin.plot(x, log_prob(prompt, new), "o", color="C3", markersize=9)
-    twin.annotate(f"beam {rank + 1}", (x, log_prob(prompt, new)), textcoords="offset points", xytext=(6, 4))
+    twin.plot(place(new, rank), log_prob(prompt, new), "o", color="C3", markersize=9,
+              label=f"beams of {'your' if mine else 'the reference'} beam_search" if rank == 0 else None)
+    twin.annotate(f"beam {rank + 1}", (place(new, rank), log_prob(prompt, new)), textcoords="offset points",
+                  xytext=(6, 4))
+if ref is not None and mine:
+    theirs = ref.beam_search(model, prompt, num_beams=4, max_new_tokens=4, eos_id=4, length_penalty=1.0)
+    for rank, (new, score) in enumerate(theirs):
+        twin.plot(place(new, rank), log_prob(prompt, new), "kx", markersize=9, mew=2,
+                  label="beams of the reference" if rank == 0 else None)
 twin.set_ylabel("log-probability of a beam's sequence", color="C3")
-ax.set_title("beam search (red) keeps the likeliest sequences; sampling (bars) spreads over many")
+twin.margins(y=0.15)  # room above the top beam for its label
+handles, labels = ax.get_legend_handles_labels()
+more, their_labels = twin.get_legend_handles_labels()
+ax.legend(handles + more, labels + their_labels, loc="upper right", fontsize=8)
+ax.set_title("Beam search (red) keeps the likeliest sequences; sampling (bars) spreads over many.")
 plt.tight_layout()
 plt.show()
 print("greedy:", impl.greedy_decode(model, prompt, 4, eos_id=4))
@@ -110,17 +133,29 @@ setting. An answer that ends with eos now holds at least `min_new_tokens + 1` to
 line occurs; the rest of each distribution is the model's own.
 """, """
 settings = [0, 2, 4]
+mine = impl.sample_decode is not getattr(ref, "sample_decode", None)
+
+
+def answer_lengths(module, least):
+    gen = torch.Generator().manual_seed(1)
+    return collections.Counter(len(module.sample_decode(model, [2], 8, gen, eos_id=4, min_new_tokens=least)[0])
+                               for _ in range(300))
+
+
 fig, axes = plt.subplots(1, len(settings), figsize=(12, 3.8), sharey=True)
 for ax, least in zip(axes, settings):
-    gen = torch.Generator().manual_seed(1)
-    lengths = collections.Counter(len(impl.sample_decode(model, [2], 8, gen, eos_id=4, min_new_tokens=least)[0])
-                                  for _ in range(300))
-    ax.bar(list(lengths), [lengths[n] / 300 for n in lengths], color="C0")
+    lengths = answer_lengths(impl, least)
+    ax.bar(list(lengths), [lengths[n] / 300 for n in lengths], color="C0",
+           label=f"{'your' if mine else 'the reference'} sample_decode")
+    if ref is not None and mine:
+        theirs = answer_lengths(ref, least)
+        ax.plot(list(theirs), [theirs[n] / 300 for n in theirs], "k_", markersize=14, mew=2, label="the reference")
     ax.axvline(least + 0.5, color="k", linestyle="--")
     ax.set_xlim(0.4, 8.6)
-    ax.set_title(f"min_new_tokens={least}: shortest {min(lengths)}")
+    ax.set_title(f"With min_new_tokens={least},\\nthe shortest answer has {min(lengths)} tokens.", fontsize=10)
     ax.set_xlabel("new tokens (eos included)")
 axes[0].set_ylabel("share of 300 answers")
+axes[0].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 """),

@@ -53,9 +53,9 @@ for ax, draw, name in ((left, per_sequence_gb, "kv_cache_bytes"), (right, fittin
         if ref is not None and mine:
             ax.plot(lengths, draw(ref, cfg), "k.", label="reference" if cfg is config else None)
 left.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="KV cache of one sequence (GB)",
-         title="memory per sequence")
+         title="One sequence's cache grows with its context.")
 right.set(xscale="log", yscale="log", xlabel="context length (tokens)", ylabel="sequences that fit",
-          title="concurrency on an 80 GB GPU")
+          title="On an 80 GB GPU, longer contexts fit fewer sequences.")
 for ax in (left, right):
     ax.legend()
     ax.grid(alpha=0.3)

@@ -46,10 +46,10 @@ def draw(ax, order):
                                             linestyle="-" if kind == "deps" else ":"))
     ax.set_yticks([])
     mine = impl.critical_path is not getattr(ref, "critical_path", None)
-    title = f"{'yours' if mine else 'reference'}: total {total:.1f} s; critical path: {' -> '.join(path)}"
+    title = f"{'Yours' if mine else 'The reference'}: total {total:.1f} s; critical path {' -> '.join(path)}."
     if ref is not None and mine:
         ref_total, ref_path = ref.critical_path(durations, deps, order)
-        title += f"\\nreference: total {ref_total:.1f} s; critical path: {' -> '.join(ref_path)}"
+        title += f"\\nThe reference: total {ref_total:.1f} s; critical path {' -> '.join(ref_path)}."
         for step, (start, end) in ref.schedule(durations, deps, order).items():
             ax.plot([end, end], [rows[step] - 0.4, rows[step] + 0.4], color="k", linewidth=2)
     ax.set_title(title, fontsize=9)

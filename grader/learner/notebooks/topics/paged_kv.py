@@ -26,50 +26,74 @@ EXPERIMENTS = [
 
 Three requests grow token by token in a pool of 16 blocks of 4 slots; then request 1 is forked into request 3,
 which writes two tokens of its own. Each row is a request, each square a block of its table, labelled with the
-physical block id; blocks shared by the fork are hatched.
+physical block id; blocks shared by the fork are hatched. Where the reference is installed, its tables are drawn
+beside yours: the block ids may differ, the sharing and the count of free blocks may not.
 """, """
-alloc = impl.BlockAllocator(num_blocks=16, block_size=4)
-for step in range(11):
-    for seq, every in ((0, 1), (1, 2), (2, 3)):
-        if step % every == 0:
-            alloc.append(seq)
-alloc.fork(1, 3)
-for _ in range(2):
-    alloc.append(3)
-tables = {seq: alloc.block_table(seq) for seq in range(4)}
-owners = {}
-for seq, table in tables.items():
-    for block in table:
-        owners.setdefault(block, set()).add(seq)
-fig, ax = plt.subplots(figsize=(10, 3.8))
-for row, (seq, table) in enumerate(tables.items()):
-    for col, block in enumerate(table):
-        shared = len(owners[block]) > 1
-        ax.add_patch(plt.Rectangle((col, -row - 0.9), 0.9, 0.8, facecolor=f"C{seq}", alpha=0.6,
-                                   hatch="//" if shared else None, edgecolor="black"))
-        ax.text(col + 0.45, -row - 0.5, str(block), ha="center", va="center")
-    ax.text(-0.2, -row - 0.5, f"request {seq} ({alloc.seq_len(seq)} tokens)", ha="right", va="center")
-ax.set_xlim(-3.2, max(len(t) for t in tables.values()) + 0.5)
-ax.set_ylim(-len(tables) - 0.2, 0.2)
-ax.axis("off")
-ax.set_title(f"block tables (hatched: shared after the fork); free blocks left: {alloc.num_free_blocks()} of 16")
+def grown(allocator):
+    \"\"\"Three requests grown token by token, then request 1 forked into request 3, which writes two tokens.\"\"\"
+    alloc = allocator(num_blocks=16, block_size=4)
+    for step in range(11):
+        for seq, every in ((0, 1), (1, 2), (2, 3)):
+            if step % every == 0:
+                alloc.append(seq)
+    alloc.fork(1, 3)
+    for _ in range(2):
+        alloc.append(3)
+    return alloc
+
+
+def draw(ax, alloc, whose):
+    tables = {seq: alloc.block_table(seq) for seq in range(4)}
+    owners = {}
+    for seq, table in tables.items():
+        for block in table:
+            owners.setdefault(block, set()).add(seq)
+    for row, (seq, table) in enumerate(tables.items()):
+        for col, block in enumerate(table):
+            ax.add_patch(plt.Rectangle((col, -row - 0.9), 0.9, 0.8, facecolor=f"C{seq}", alpha=0.6,
+                                       hatch="//" if len(owners[block]) > 1 else None, edgecolor="black"))
+            ax.text(col + 0.45, -row - 0.5, str(block), ha="center", va="center",  # on white: clear of the hatching
+                    bbox=dict(boxstyle="round,pad=0.25", facecolor="white", edgecolor="none"))
+        ax.text(-0.2, -row - 0.5, f"request {seq} ({alloc.seq_len(seq)} tokens)", ha="right", va="center")
+    ax.set_xlim(-3.4, max(len(t) for t in tables.values()) + 0.2)
+    ax.set_ylim(-len(tables) - 0.2, 0.2)
+    ax.axis("off")
+    ax.set_title(f"{whose} allocator leaves {alloc.num_free_blocks()} of 16 blocks free.", fontsize=10)
+
+
+mine = impl.BlockAllocator is not getattr(ref, "BlockAllocator", None)
+runs = [("Your" if mine else "The reference's", impl)] + ([("The reference's", ref)] if ref is not None and mine else [])
+fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 3.8), squeeze=False)
+for ax, (whose, module) in zip(axes[0], runs):
+    draw(ax, grown(module.BlockAllocator), whose)
+fig.suptitle("The fork shares request 1's full block (hatched); its first write copies the partly filled one.")
 plt.tight_layout()
 plt.show()
 """),
     ("""
 ### What max-length reservation wastes
 
-The same lengths under a 64-token max-length reservation and under 4-token blocks.
+The lengths of the four requests above (11, 6, 4 and 8 tokens) under a 64-token max-length reservation and under
+4-token blocks.
 """, """
-lengths = [alloc.seq_len(seq) for seq in range(4)]
+# the four requests above: 11 steps appending every 1, 2 and 3 steps, and the fork of request 1 writing 2 more
+lengths = [len(range(0, 11, every)) for every in (1, 2, 3)]
+lengths.append(lengths[1] + 2)
 w = impl.reservation_waste(lengths, max_len=64, block_size=4)
-fig, ax = plt.subplots(figsize=(6, 3.5))
-ax.bar(["max-length", "paged"], [w["used"], w["used"]], label="used", color="C2")
+mine = impl.reservation_waste is not getattr(ref, "reservation_waste", None)
+whose = "yours" if mine else "reference"
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+ax.bar(["max-length", "paged"], [w["used"], w["used"]], label=f"used ({whose})", color="C2")
 ax.bar(["max-length", "paged"], [w["waste_max"], w["waste_paged"]], bottom=[w["used"], w["used"]],
-       label="reserved, unused", color="lightgray")
+       label=f"reserved, unused ({whose})", color="lightgray")
+if ref is not None and mine:
+    theirs = ref.reservation_waste(lengths, max_len=64, block_size=4)
+    ax.plot(["max-length", "paged"], [theirs["reserved_max"], theirs["reserved_paged"]], "kv", markersize=9,
+            label="reserved (reference)")
 ax.set_ylabel("token slots")
 ax.legend()
-ax.set_title(f"lengths {lengths}")
+ax.set_title(f"Reserving max_len leaves {w['waste_max'] / (w['used'] + w['waste_max']):.0%} of the slots unused, "
+             f"paging {w['waste_paged'] / (w['used'] + w['waste_paged']):.0%}.", fontsize=10)
 plt.tight_layout()
 plt.show()
 """),

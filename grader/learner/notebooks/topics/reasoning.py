@@ -36,7 +36,12 @@ EXPERIMENTS = [
 
 Simulated results of 200 tasks at four effort levels. Each point is a level: its accuracy against the tokens
 it spent in total (from `compare_variants` of the level with itself); the level `pick_effort` chooses for a
-required accuracy of 0.8 is circled.
+required accuracy of 0.8 is circled. A black tick marks the rate each level's tasks were drawn at.
+
+A measured accuracy carries sampling noise: 200 tasks pin a rate near 0.85 down to about ±0.05 (the bars are 95%
+intervals), so "high", drawn at 0.87, can score below "medium", drawn at 0.83, on one set of tasks, as it does
+here. Levels this close are not ordered by one run of 200 tasks; telling them apart takes more tasks, or a paired
+comparison on the same tasks.
 """, """
 import random
 
@@ -46,17 +51,34 @@ results = {level: [{"correct": rng.random() < acc, "tokens": int(rng.expovariate
                     "seconds": 0.01} for _ in range(200)]
            for level, (acc, mean) in levels.items()}
 picked = impl.pick_effort(results, 0.8)
-fig, ax = plt.subplots(figsize=(7, 4.5))
-for level, rows in results.items():
+mine = impl.compare_variants is not getattr(ref, "compare_variants", None)
+picks_mine = impl.pick_effort is not getattr(ref, "pick_effort", None)
+fig, ax = plt.subplots(figsize=(8, 5))
+for n, (level, rows) in enumerate(results.items()):
     c = impl.compare_variants(rows, rows)
-    ax.plot(c["tokens_a"], c["accuracy_a"], "o", markersize=9)
-    ax.annotate(level, (c["tokens_a"], c["accuracy_a"]), textcoords="offset points", xytext=(6, -12))
+    x, y = c["tokens_a"], c["accuracy_a"]
+    half = 1.96 * (y * (1 - y) / len(rows)) ** 0.5  # a 95% interval of a rate measured on len(rows) tasks
+    ax.plot([x, x], [y - half, y + half], color="C0", linewidth=1.5)
+    ax.plot(x, y, "o", color="C0", markersize=8,
+            label=f"accuracy, with its 95% interval ({'yours' if mine else 'reference'})" if n == 0 else None)
+    ax.plot(x, levels[level][0], "k_", markersize=14, mew=2, label="rate the tasks were drawn at" if n == 0 else None)
+    ax.annotate(level, (x, y), textcoords="offset points", xytext=(10, 2), va="center")
+    if ref is not None and mine:
+        theirs = ref.compare_variants(rows, rows)
+        ax.plot(theirs["tokens_a"], theirs["accuracy_a"], "kx", markersize=8,
+                label="the reference's compare_variants" if n == 0 else None)
     if level == picked:
-        ax.plot(c["tokens_a"], c["accuracy_a"], "o", markersize=20, fillstyle="none", color="C3")
+        ax.plot(x, y, "o", markersize=22, fillstyle="none", color="C3",
+                label=f"chosen by {'your' if picks_mine else 'the reference'} pick_effort")
 ax.axhline(0.8, color="gray", linestyle=":", label="required accuracy 0.8")
-ax.set(xscale="log", xlabel="total tokens over 200 tasks", ylabel="accuracy",
-       title=f"pick_effort chooses {picked!r}")
-ax.legend()
+ax.set(xscale="log", xlabel="total tokens over 200 tasks", ylabel="accuracy")
+ax.set_xlim(ax.get_xlim()[0] / 1.5, ax.get_xlim()[1] * 2.5)  # room for each level's name on the right of its point
+ax.set_ylim(ax.get_ylim()[0] - 0.03, ax.get_ylim()[1] + 0.03)
+title = f"{'Your' if picks_mine else 'The reference'} pick_effort chooses {picked!r}"
+if ref is not None and picks_mine:
+    title += f"; the reference chooses {ref.pick_effort(results, 0.8)!r}"
+ax.set_title(title + ".")
+ax.legend(loc="lower right", fontsize=8)
 ax.grid(alpha=0.3)
 plt.show()
 """),

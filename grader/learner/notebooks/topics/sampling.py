@@ -15,6 +15,12 @@ sample from `probs`. Given the noise the draw is deterministic, which makes it t
 never wins. Greedy is the limit with no randomness: the argmax, lowest index on ties.
 """
 
+SETUP = """
+import torch
+
+logits = torch.tensor([3.0, 2.4, 2.0, 1.2, 0.8, 0.3, -0.5, -1.0], dtype=torch.float64)  # one step, 8 tokens
+"""
+
 EXPERIMENTS = [
     ("""
 ### Candidate sets
@@ -24,9 +30,6 @@ and how the mass moves: a removed token has probability 0, so it is drawn in gra
 before the cut (after the temperature), and a kept token in blue at its renormalised probability. Where the
 reference is installed and the function is yours, a black tick marks the reference's probability of each token.
 """, """
-import torch
-
-logits = torch.tensor([3.0, 2.4, 2.0, 1.2, 0.8, 0.3, -0.5, -1.0], dtype=torch.float64)
 settings = [dict(temperature=0.5), dict(temperature=1.0), dict(temperature=2.0),
             dict(top_k=3), dict(top_p=0.8), dict(temperature=1.5, top_k=5, top_p=0.9)]
 mine = impl.filtered_probs is not getattr(ref, "filtered_probs", None)  # yours, not the reference's
@@ -42,12 +45,12 @@ for ax, kw in zip(axes.flat, settings):
     if ref is not None and mine:
         ax.plot(range(len(logits)), ref.filtered_probs(logits, **kw).tolist(), "k_", markersize=16, mew=2,
                 label="reference")
-    ax.set_title(", ".join(f"{k}={v}" for k, v in kw.items()) + f": {len(kept)} kept", fontsize=10)
+    ax.set_title(f"With {', '.join(f'{k}={v}' for k, v in kw.items())}, {len(kept)} tokens stay.", fontsize=10)
     ax.set_xlabel("token id")
 axes[0, 0].set_ylabel("probability")
 axes[1, 0].set_ylabel("probability")
 axes[1, 1].legend()
-fig.suptitle(f"the distribution to sample from, {whose} (gray: removed tokens, at their probability before the cut)")
+fig.suptitle(f"The distribution to sample from, {whose} (gray: removed tokens, at their probability before the cut).")
 plt.tight_layout()
 plt.show()
 """),
@@ -78,7 +81,8 @@ for ax, p in zip(axes, (0.8, 0.95)):
     ax.set_xticks(range(4), [f"{q:.2f}" for q in worked.tolist()])
     ax.set_xlabel("token probability")
     ax.set_ylim(0, 1.08)
-    ax.set_title(f"top-p {p}: {'your' if mine else 'the reference'} top_p_filter keeps {sum(kept)} (gray: removed)")
+    ax.set_title(f"At top-p {p}, {'your' if mine else 'the reference'} top_p_filter\\nkeeps {sum(kept)} tokens "
+                 f"(gray: removed).", fontsize=10)
     ax.legend(loc="center right")
 axes[0].set_ylabel("probability / mass")
 plt.tight_layout()
@@ -98,14 +102,15 @@ one = int(impl.sample(probs, noise[0]))
 counts = torch.bincount(draws, minlength=len(logits)).double() / len(draws)
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
 left.bar(range(len(logits)), [1.0 if i == one else 0.0 for i in range(len(logits))], color="C1")
-left.set_title(f"one draw: token {one}")
-right.bar(range(len(logits)), counts.tolist(), label="4000 draws")
+drew = "your" if impl.sample is not getattr(ref, "sample", None) else "the reference's"
+left.set_title(f"One draw of {drew} sample picks token {one}.")
+right.bar(range(len(logits)), counts.tolist(), label=f"4000 draws of {drew} sample")
 mine = impl.filtered_probs is not getattr(ref, "filtered_probs", None)
 right.plot(range(len(logits)), probs.tolist(), "k_", markersize=20,
            label=f"filtered_probs ({'yours' if mine else 'reference'})")
 if ref is not None and mine:
     right.plot(range(len(logits)), ref.filtered_probs(logits, top_p=0.9).tolist(), "rx", label="reference")
-right.set_title("many draws match the distribution")
+right.set_title("Many draws match the distribution.")
 right.legend()
 for ax in (left, right):
     ax.set_xlabel("token id")

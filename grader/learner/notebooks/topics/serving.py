@@ -22,6 +22,12 @@ Read every percentile with the **counts** beside it: latency statistics describe
 a server that times out its slow requests shows a better tail while serving fewer people.
 """
 
+SETUP = """
+from grader.checks.serving import lesson
+
+workload = lesson.lesson_requests()  # the lessons' requests: a minute of chat and a coding agent's long ones
+"""
+
 EXPERIMENTS = [
     ("""
 ### What `max_num_seqs` trades
@@ -54,37 +60,63 @@ for i in range(240):
 cost = {"base": 0.008, "per_prefill_token": 0.00002, "per_decode_seq": 0.0002}
 seats = [1, 2, 4, 8, 16, 32, 64]
 offered = sum(r["output_tokens"] for r in requests) / requests[-1]["arrival"]
-fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 4))
-for policy, style in (("continuous", "-o"), ("static", "--s")):
-    rows = []
-    for n in seats:
-        records = impl.simulate(requests, policy, n, cost)
-        m = impl.serving_metrics(records, max(r["finish"] for r in records))
-        rows.append((m["output_throughput"], m["ttft"]["p99"], m["itl"]["p99"], m["tpot"]["p99"]))
-    left.plot(seats, [row[0] for row in rows], style, label=policy)
-    middle.plot(seats, [row[1] for row in rows], style, label=policy)
-    if policy == "continuous":
-        itl, tpot = [row[2] for row in rows], [row[3] for row in rows]
-    else:
-        static_itl = [row[2] for row in rows]
 free_prefill = {**cost, "per_prefill_token": 0.0}
-itl_free = []
-for n in seats:
-    records = impl.simulate(requests, "continuous", n, free_prefill)
-    itl_free.append(impl.serving_metrics(records, max(r["finish"] for r in records))["itl"]["p99"])
-right.plot(seats, itl, "-o", color="tab:blue", label="ITL p99, continuous")
-right.plot(seats, itl_free, ":^", color="tab:green", label="ITL p99, continuous, prefill priced at 0")
-right.plot(seats, tpot, "--D", color="tab:purple", label="TPOT p99, continuous")
-right.plot(seats, static_itl, "-.s", color="tab:orange", label="ITL p99, static")
-left.axhline(offered, color="gray", linestyle=":", label="arrival rate")
-left.set(ylabel="output tokens / s", title="throughput saturates at the arrival rate")
-middle.set(yscale="log", ylabel="TTFT p99 (s)", title="more seats: less queueing")
-right.set(ylabel="seconds", title="the ITL rise is prefill stalls, not batch size")
+
+
+def measure(module):
+    \"\"\"Every curve of the three panels, by seat count, from `module`'s simulate and serving_metrics.\"\"\"
+    curves = {}
+    for run, policy, prices in (("continuous", "continuous", cost), ("static", "static", cost),
+                                ("free", "continuous", free_prefill)):
+        for n in seats:
+            records = module.simulate(requests, policy, n, prices)
+            m = module.serving_metrics(records, max(r["finish"] for r in records))
+            for metric, value in (("throughput", m["output_throughput"]), ("ttft", m["ttft"]["p99"]),
+                                  ("itl", m["itl"]["p99"]), ("tpot", m["tpot"]["p99"])):
+                curves.setdefault((run, metric), []).append(value)
+    return curves
+
+
+mine = any(getattr(impl, name) is not getattr(ref, name, None) for name in ("simulate", "serving_metrics"))
+whose = "yours" if mine else "reference"
+curves = measure(impl)
+itl, tpot = curves["continuous", "itl"], curves["continuous", "tpot"]
+static_itl, itl_free = curves["static", "itl"], curves["free", "itl"]
+fig, (left, middle, right) = plt.subplots(1, 3, figsize=(14, 4.6))
+for policy, style in (("continuous", "-o"), ("static", "--s")):
+    left.plot(seats, curves[policy, "throughput"], style, label=f"{policy} ({whose})")
+    middle.plot(seats, curves[policy, "ttft"], style, label=f"{policy} ({whose})")
+right.plot(seats, itl, "-o", color="tab:blue", label=f"ITL p99, continuous ({whose})")
+right.plot(seats, itl_free, ":^", color="tab:green", label=f"ITL p99, continuous, prefill priced at 0 ({whose})")
+# a wide pale band, and hollow squares: static ITL meets TPOT at 1 and 64 seats and the prefill-free ITL up to 16,
+# and each stays visible where they meet
+right.plot(seats, tpot, "--", color="tab:purple", linewidth=6, alpha=0.35, label=f"TPOT p99, continuous ({whose})")
+right.plot(seats, static_itl, "s", color="tab:orange", fillstyle="none", markersize=10, mew=1.5,
+           label=f"ITL p99, static: the batch's cost alone ({whose})")
+if ref is not None and mine:
+    theirs = measure(ref)
+    for ax, keys in ((left, [("continuous", "throughput"), ("static", "throughput")]),
+                     (middle, [("continuous", "ttft"), ("static", "ttft")]),
+                     (right, [("continuous", "itl"), ("free", "itl"), ("continuous", "tpot"), ("static", "itl")])):
+        for n, key in enumerate(keys):
+            ax.plot(seats, theirs[key], "k.", label="reference" if n == 0 else None)
+top = max(curves["continuous", "throughput"])
+knee = next(n for n, value in zip(seats, curves["continuous", "throughput"]) if value >= 0.99 * top)
+left.axhline(offered, color="gray", linestyle=":", label="arrival rate (output tokens asked for / s)")
+left.set(ylabel="output tokens / s")
+left.set_title(f"Continuous batching levels off from {knee} seats, {1 - top / offered:.0%} below\\n"
+               f"the arrival rate: its span runs to the last finish.", fontsize=10)
+middle.set(yscale="log", ylabel="TTFT p99 (s)")
+middle.set_title("More seats, less queueing before the first token.", fontsize=10)
+right.set(yscale="log", ylabel="seconds")
+for axis_ticks in (right.yaxis.set_major_formatter, right.yaxis.set_minor_formatter):
+    axis_ticks(plt.FormatStrFormatter("%g"))  # 0.02 rather than 2 x 10^-2
+right.set_title("The ITL rise is prefill stalls, not batch size.", fontsize=10)
 for ax in (left, middle, right):
     ax.set(xscale="log", xlabel="max_num_seqs")
     ax.set_xticks(seats, [str(n) for n in seats])
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right" if ax is left else "best")
 fig.tight_layout()
 plt.show()
 print(f"continuous, {seats[0]} to {seats[-1]} seats: ITL p99 {itl[0]:.3f} -> {itl[-1]:.3f} s, "
@@ -102,32 +134,47 @@ maybe far longer, and the log cannot say how much more.
 """, """
 import numpy as np
 
-from grader.checks.serving import lesson
 
-workload = lesson.lesson_requests()
-labels, completed, censored, goodput = [], [], [], []
-for n in lesson.SEATS:
-    records = impl.simulate(workload, "continuous", n, lesson.COST)
-    m = impl.serving_metrics(records, lesson.SPAN, lesson.SLO)
-    waits = [(r["first_token"] if r["first_token"] is not None else r["finish"]) - r["arrival"]
-             for r in records if r["status"] in ("ok", "timeout")]
-    labels.append(f"{n} seats\\n{m['counts']['ok']} ok, {m['counts']['timeout']} timeouts")
-    completed.append(m["ttft"]["p99"])
-    censored.append(float(np.percentile(waits, 99)))
-    goodput.append(m["goodput"])
-    print(f"max_num_seqs {n:2d}: counts {m['counts']}, TTFT mean {m['ttft']['mean']:.2f} s, "
-          f"p99 {m['ttft']['p99']:.2f} s, goodput {m['goodput']:.2f} req/s")
-fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+def tails(module, say=False):
+    \"\"\"By seat count: a label, p99 TTFT of the completed, p99 wait with the timed-out counted, goodput.\"\"\"
+    labels, completed, censored, goodput = [], [], [], []
+    for n in lesson.SEATS:
+        records = module.simulate(workload, "continuous", n, lesson.COST)
+        m = module.serving_metrics(records, lesson.SPAN, lesson.SLO)
+        waits = [(r["first_token"] if r["first_token"] is not None else r["finish"]) - r["arrival"]
+                 for r in records if r["status"] in ("ok", "timeout")]
+        labels.append(f"{n} seats\\n{m['counts']['ok']} ok, {m['counts']['timeout']} timeouts")
+        completed.append(m["ttft"]["p99"])
+        censored.append(float(np.percentile(waits, 99)))
+        goodput.append(m["goodput"])
+        if say:
+            print(f"max_num_seqs {n:2d}: counts {m['counts']}, TTFT mean {m['ttft']['mean']:.2f} s, "
+                  f"p99 {m['ttft']['p99']:.2f} s, goodput {m['goodput']:.2f} req/s")
+    return labels, completed, censored, goodput
+
+
+mine = any(getattr(impl, name) is not getattr(ref, name, None) for name in ("simulate", "serving_metrics"))
+whose = "yours" if mine else "reference"
+labels, completed, censored, goodput = tails(impl, say=True)
+fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
 x = range(len(labels))
-left.bar([i - 0.2 for i in x], completed, width=0.4, label="p99 TTFT, completed requests only")
+left.bar([i - 0.2 for i in x], completed, width=0.4, label=f"p99 TTFT, completed requests only ({whose})")
 left.bar([i + 0.2 for i in x], censored, width=0.4,
-         label="p99 wait, timed-out requests counted (a lower bound)")
+         label=f"p99 wait, timed-out requests counted, a lower bound ({whose})")
+right.bar(list(x), goodput, color="tab:green", label=f"goodput ({whose})")
+if ref is not None and mine:
+    _, their_completed, their_censored, their_goodput = tails(ref)
+    left.plot([i - 0.2 for i in x], their_completed, "k_", markersize=20, mew=2, label="reference")
+    left.plot([i + 0.2 for i in x], their_censored, "k_", markersize=20, mew=2)
+    right.plot(list(x), their_goodput, "k_", markersize=40, mew=2, label="reference")
 left.set_xticks(list(x), labels)
-left.set(ylabel="seconds", title="the tail with and without the requests that gave up")
+left.set(ylabel="seconds")
+left.set_title("Leaving out the requests that gave up makes the tail look shorter.", fontsize=10)
 left.legend(fontsize=8)
-right.bar(list(x), goodput, color="tab:green")
 right.set_xticks(list(x), labels)
-right.set(ylabel="requests / s meeting TTFT <= 1 s", title="goodput")
+right.set(ylabel="requests / s meeting TTFT <= 1 s")
+right.set_title("Goodput counts only the requests that meet TTFT <= 1 s.", fontsize=10)
+right.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
 """),
@@ -156,7 +203,9 @@ for (whose, module), style in zip(runs.items(), ("-o", "--x")):
         preemptions.append(sum(r["preemptions"] for r in records))
     ax.plot(seats, throughput, style, color="tab:blue", label=f"output tokens / s ({whose})")
     twin.plot(seats, preemptions, style, color="tab:red", label=f"preemptions ({whose})")
-ax.set(xlabel="max_num_seqs", ylabel="output tokens / s", title=f"KV cache of {lesson.KV_LIMITS['kv_blocks']} blocks")
+ax.set(xlabel="max_num_seqs", ylabel="output tokens / s")
+ax.set_title(f"Past the seats a cache of {lesson.KV_LIMITS['kv_blocks']} blocks holds,\\n"
+             f"preemptions climb and throughput falls.", fontsize=10)
 twin.set_ylabel("preemptions", color="tab:red")
 handles, labels = ax.get_legend_handles_labels()
 more, their_labels = twin.get_legend_handles_labels()
@@ -183,21 +232,40 @@ when its first chunk fits, at most one running request is still prefilling, the 
 orders plan the same steps here.
 """, """
 budgets = [None, 8192, 4096, 2048, 1024, 512]
-itl, code_ttft, chat_ttft = [], [], []
-for budget in budgets:
-    records = impl.simulate(workload, "continuous", lesson.CHUNK_SEATS, lesson.COST, max_num_batched_tokens=budget)
-    itl.append(impl.serving_metrics(records, lesson.SPAN)["itl"]["p99"])
-    code = [r for r in records if r["id"].startswith("code-")]
-    chat = [r for r in records if r["id"].startswith("chat-")]
-    code_ttft.append(impl.serving_metrics(code, lesson.SPAN)["ttft"]["mean"])
-    chat_ttft.append(impl.serving_metrics(chat, lesson.SPAN)["ttft"]["p99"])
+
+
+def budget_runs(module):
+    \"\"\"By budget: ITL p99 of every request, mean TTFT of the code prompts, TTFT p99 of the chats.\"\"\"
+    itl, code_ttft, chat_ttft = [], [], []
+    for budget in budgets:
+        records = module.simulate(workload, "continuous", lesson.CHUNK_SEATS, lesson.COST,
+                                  max_num_batched_tokens=budget)
+        itl.append(module.serving_metrics(records, lesson.SPAN)["itl"]["p99"])
+        code = [r for r in records if r["id"].startswith("code-")]
+        chat = [r for r in records if r["id"].startswith("chat-")]
+        code_ttft.append(module.serving_metrics(code, lesson.SPAN)["ttft"]["mean"])
+        chat_ttft.append(module.serving_metrics(chat, lesson.SPAN)["ttft"]["p99"])
+    return itl, code_ttft, chat_ttft
+
+
+mine = any(getattr(impl, name) is not getattr(ref, name, None) for name in ("simulate", "serving_metrics"))
+whose = "yours" if mine else "reference"
+itl, code_ttft, chat_ttft = budget_runs(impl)
 names = ["none" if b is None else str(b) for b in budgets]
 fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-left.plot(names, itl, "-o")
-left.set(xlabel="max_num_batched_tokens", ylabel="seconds", title="ITL p99, every request")
-right.plot(names, code_ttft, "-o", color="tab:orange", label="mean TTFT, long code prompts")
-right.plot(names, chat_ttft, "--s", color="tab:green", label="TTFT p99, short chat prompts")
-right.set(xlabel="max_num_batched_tokens", ylabel="seconds", title="a budget delays first tokens, short ones too")
+left.plot(names, itl, "-o", label=f"ITL p99, every request ({whose})")
+right.plot(names, code_ttft, "-o", color="tab:orange", label=f"mean TTFT, long code prompts ({whose})")
+right.plot(names, chat_ttft, "--s", color="tab:green", label=f"TTFT p99, short chat prompts ({whose})")
+if ref is not None and mine:
+    theirs = budget_runs(ref)
+    for ax, curves in ((left, theirs[:1]), (right, theirs[1:])):
+        for n, curve in enumerate(curves):
+            ax.plot(names, curve, "k.", label="reference" if n == 0 else None)
+left.set(xlabel="max_num_batched_tokens", ylabel="seconds")
+left.set_title("Smaller budgets cut every stream's stalls; one above the longest prompt does not.", fontsize=10)
+right.set(xlabel="max_num_batched_tokens", ylabel="seconds")
+right.set_title("A budget delays first tokens, the short prompts' too.", fontsize=10)
+left.legend(fontsize=8)
 right.legend(fontsize=8)
 for ax in (left, right):
     ax.grid(alpha=0.3)

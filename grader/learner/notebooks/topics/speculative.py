@@ -42,7 +42,8 @@ for n, gamma in enumerate((1, 2, 4, 8)):
         ax.plot(alphas, [ref.expected_speedup(a, gamma, 0.05) for a in alphas], ":", color="k",
                 label="reference" if n == 0 else None)
 ax.axhline(1.0, color="gray", linestyle=":")
-ax.set(xlabel="acceptance rate alpha", ylabel="expected speed-up", title="speculative decoding, c = 0.05")
+ax.set(xlabel="acceptance rate alpha", ylabel="expected speed-up",
+       title="At c = 0.05, longer drafts pay off only at high acceptance rates.")
 ax.legend()
 ax.grid(alpha=0.3)
 plt.show()
@@ -94,7 +95,7 @@ whose = "yours" if impl.verify is not getattr(ref, "verify", None) else "referen
 left.bar(range(1, gamma + 2), (counts[1:] / counts.sum()).tolist(), color="C0", label=f"verify ({whose}), 2000 calls")
 left.plot(range(1, gamma + 2), law, "k_", markersize=24, mew=2, label="the formula")
 left.set(xlabel="tokens one verify call returns", ylabel="fraction of calls",
-         title=f"verify at alpha = {a:.2f}, gamma = {gamma}")
+         title=f"Tokens per verify call at alpha = {a:.2f}, gamma = {gamma}, against the formula.")
 left.legend()
 moved = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 curve = [i / 50 for i in range(5, 51)]
@@ -117,7 +118,7 @@ for n, gamma in enumerate((1, 2, 4)):
         right.plot([alpha_of(draft_row(m)) for m in moved], measured, marker, color=f"C{n}" if marker == "o" else "k",
                    label=f"speculative_generate ({whose})" if n == 0 else None)
 right.set(xlabel="acceptance rate alpha", ylabel="new tokens per target call",
-          title="speculative_generate, 800 tokens per point")
+          title="New tokens per target call against the formula (800 tokens a point).")
 right.legend(fontsize=8)
 right.grid(alpha=0.3)
 plt.tight_layout()

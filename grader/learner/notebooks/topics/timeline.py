@@ -22,6 +22,12 @@ only the waits. Each optimisation shortens its own segment. What to measure depe
 shape of the session: TTFT for long inputs, decode speed for long outputs, and the waits for tool-heavy agents.
 """
 
+SETUP = """
+model = {"params": 8.0e9, "weight_bytes": 16.0e9, "kv_bytes_per_token": 131072, "n_layers": 32, "d_model": 4096}
+hw = {"peak_flops": 989e12, "mem_bandwidth": 3.35e12}
+colors = {"prefill": "C0", "decode": "C1", "tool": "gray", "network": "lightgray", "compact": "C2"}
+"""
+
 EXPERIMENTS = [
     ("""
 ### Three sessions, with and without a prefix cache
@@ -31,8 +37,6 @@ short input with a long answer, and an agent making frequent tool calls. Blue: p
 tools and network; the red tick marks the first token. Where the reference is installed and `session_timeline` is
 yours, black dashed ticks mark the reference's first token and end.
 """, """
-model = {"params": 8.0e9, "weight_bytes": 16.0e9, "kv_bytes_per_token": 131072, "n_layers": 32, "d_model": 4096}
-hw = {"peak_flops": 989e12, "mem_bandwidth": 3.35e12}
 agent = [{"kind": "user", "tokens": 3000}]
 for _ in range(6):
     agent += [{"kind": "generate", "tokens": 40}, {"kind": "tool", "seconds": 0.3},
@@ -41,15 +45,18 @@ agent += [{"kind": "generate", "tokens": 200}]
 sessions = {"long input, short output": [{"kind": "user", "tokens": 60000}, {"kind": "generate", "tokens": 60}],
             "short input, long output": [{"kind": "user", "tokens": 300}, {"kind": "generate", "tokens": 600}],
             "frequent tool calls": agent}
-colors = {"prefill": "C0", "decode": "C1", "tool": "gray", "network": "lightgray", "compact": "C2"}
 mine = impl.session_timeline is not getattr(ref, "session_timeline", None)
+drawn = set()  # the kinds of segment drawn, for the legend
 fig, axes = plt.subplots(3, 1, figsize=(11, 7))
 for ax, (name, events) in zip(axes, sessions.items()):
+    totals = {}
     for row, cache in enumerate((True, False)):
         t = impl.session_timeline(model, hw, events, prefix_cache=cache)
+        totals[cache] = t["total"]
         for seg in t["segments"]:
             ax.broken_barh([(seg["start"], seg["end"] - seg["start"])], (row - 0.35, 0.7),
                            facecolors=colors[seg["kind"]])
+            drawn.add(seg["kind"])
         ax.plot([t["ttft"]] * 2, [row - 0.45, row + 0.45], color="red")
         ax.text(t["total"], row, f"  {t['total']:.2f} s", va="center")
         if ref is not None and mine:
@@ -57,11 +64,12 @@ for ax, (name, events) in zip(axes, sessions.items()):
             ax.plot([r["ttft"]] * 2, [row - 0.45, row + 0.45], "k--")
             ax.plot([r["total"]] * 2, [row - 0.45, row + 0.45], "k--")
     ax.set_yticks([0, 1], ["prefix cache", "no cache"])
-    ax.set_title(name)
-    ax.set_xlim(0, None)
+    ax.set_title(f"{name[0].upper()}{name[1:]}: the prefix cache saves {1 - totals[True] / totals[False]:.0%} of "
+                 f"the time.")
+    ax.set_xlim(0, ax.get_xlim()[1] * 1.1)  # room for the total beside the longer bar
 axes[-1].set_xlabel("seconds")
-handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-names = list(colors) + ["first token" + (" (yours)" if mine else "")]
+handles = [plt.Rectangle((0, 0), 1, 1, color=c) for kind, c in colors.items() if kind in drawn]
+names = [kind for kind in colors if kind in drawn] + ["first token" + (" (yours)" if mine else "")]
 handles.append(plt.Line2D([], [], color="red"))
 if ref is not None and mine:
     handles.append(plt.Line2D([], [], color="k", linestyle="--"))
@@ -86,6 +94,7 @@ def rounds(count, seconds, result, call=80):
 def parallel(count, seconds, result, call=80):  # the same calls and results, four to a wait
     return rounds(count // 4, seconds, 4 * result, 4 * call)
 
+mine = impl.session_timeline is not getattr(ref, "session_timeline", None)
 answer = [{"kind": "generate", "tokens": 3000}]
 compact = [{"kind": "compact", "summary_tokens": 1000, "tokens": 1000}]
 variants = {
@@ -111,7 +120,9 @@ for row, (name, (events, cache)) in enumerate(variants.items()):
                 "k", lw=2, label="reference total" if row == 0 else None)
 ax.set_yticks(range(len(variants)), list(variants))
 ax.invert_yaxis()
-ax.set(xlabel="seconds", title="segments of " + ("your" if mine else "the reference's") + " session_timeline")
+ax.set_xlim(0, ax.get_xlim()[1] * 1.1)  # room for each total beside its bar
+ax.set(xlabel="seconds", title=f"Each optimisation shortens one segment of {'your' if mine else 'the reference'} "
+                               f"session_timeline.")
 ax.legend(loc="lower right")
 plt.tight_layout()
 plt.show()
