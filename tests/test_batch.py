@@ -241,7 +241,7 @@ def test_the_report_renders_in_a_browser(graded, tmp_path):
 
 
 def test_a_name_that_starts_like_a_formula_is_text_in_grades_csv():
-    from grader.instructor.batch import _cell
+    from grader.instructor.grades import _cell
 
     assert [_cell(n) for n in ("=HYPERLINK(1)", "+1", "@x", "ada")] == ["'=HYPERLINK(1)", "'+1", "'@x", "ada"]
 

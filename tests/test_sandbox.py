@@ -111,7 +111,8 @@ MODULE = textwrap.dedent('''
             def __reduce__(self):
                 return (os.system, ("touch /tmp/infergrade-pwned",))
         import gc
-        sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0][0]
+        sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0
+                and _is_socket(o.fileno())][0]  # the open channel, not a closed one inherited from the forker
         child.send(sock, pickle.dumps(("ok", Evil())))
         time.sleep(5)
 
@@ -411,7 +412,8 @@ def test_a_forged_exception_report_is_still_a_submission_error(tmp_path):
         def forge_raise():
             import gc
             from grader.sandbox import child, codec
-            sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0][0]
+            sock = [o for o in gc.get_objects() if isinstance(o, socket.socket) and o.fileno() >= 0
+                    and _is_socket(o.fileno())][0]  # the open channel, not a closed one inherited from the forker
             child.send(sock, codec.encode(("raised", {"type": 3, "types": "x"})))
             time.sleep(5)
     ''')

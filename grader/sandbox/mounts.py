@@ -34,6 +34,8 @@ HELD = "/.held"
 # what a bound folder holds that no check may read: the host's cgroups (where /sys is bound, for CUDA), whose counters
 # (a sandbox's CPU time and memory peak) grow with every check
 MASKED = ["/sys/fs/cgroup"]
+GRADERS_OWN = (".infergrade-progress.json",)  # the grader's record in the student's folder, which a `check` may be
+# rewriting while another grade copies the folder: never part of the submission, its hashes or its sandbox
 SKIPPED = (".git", "__pycache__", ".venv", "node_modules", ".ipynb_checkpoints", ".hypothesis")
 
 
@@ -112,7 +114,8 @@ def _entries(folder: int, relative: str, depth: int, left: list[int]) -> Iterato
     except OSError:
         return
     folders = sorted(name for name, is_folder in listed if is_folder and name not in SKIPPED)
-    for name in sorted((n for n, is_folder in listed if not is_folder), key=lambda n: (not n.endswith(".py"), n)):
+    for name in sorted((n for n, is_folder in listed if not is_folder and n not in GRADERS_OWN),
+                       key=lambda n: (not n.endswith(".py"), n)):
         if left[1] == 0:
             return
         left[1] -= 1  # every entry looked at counts, taken or not (no number of left-out files is free)

@@ -7,14 +7,14 @@ leading ' guards only the start of the name.
 """
 import csv
 
-from grader.instructor import batch
+from grader.instructor import grades
 
 NAMES = ["ada;=cmd|' /C calc'!A0", "bo;+1+1", "ed;@SUM(1)", "fay;-2+3"]
 FORMULA_START = ("=", "+", "-", "@")
 
 
 def test_no_cell_starts_like_a_formula_when_split_on_semicolons(tmp_path):
-    path = batch.write_csv(tmp_path, ["kv_cache"], {name: None for name in NAMES}, {"kv_cache": 35.0})
+    path = grades.write_csv(tmp_path, ["kv_cache"], {name: None for name in NAMES}, {"kv_cache": 35.0})
     with path.open(newline="") as f:
         by_comma = list(csv.reader(f))
     assert sorted(row[0] for row in by_comma[1:]) == sorted(NAMES)  # the names, whole, where commas split
