@@ -77,10 +77,16 @@ def _variant(topic: str, written: str | None) -> nbformat.NotebookNode:
     return nb
 
 
+def _first_line(cell) -> str:
+    """The line that names a cell: an experiment's first inside its `with infergrade.experiment(...)`."""
+    lines = cell.source.splitlines()
+    return lines[1].strip() if lines[0].startswith("with infergrade.experiment(") and len(lines) > 1 else lines[0]
+
+
 def _judge(topic: str, written: str | None, nb: nbformat.NotebookNode) -> list[str]:
     """What went wrong in one executed variant, as sentences."""
     name = f"{topic} with {written or 'nothing'} written"
-    problems = [f"{name}: {c.source.splitlines()[-1]!r} raised {o['ename']}: {o['evalue']}" for c in nb.cells
+    problems = [f"{name}: the cell {_first_line(c)!r} raised {o['ename']}: {o['evalue']}" for c in nb.cells
                 for o in c.get("outputs", []) if o["output_type"] == "error"]
     stubbed = {unit for unit in units(topic) for c in nb.cells
                if f"{topic}.{unit}" in c.metadata.get("tags", []) and "NotImplementedError" in c.source}
@@ -98,7 +104,7 @@ def _judge(topic: str, written: str | None, nb: nbformat.NotebookNode) -> list[s
         if waits and not {w.split(".")[0] for w in waits} <= stubbed:
             problems.append(f"{name}: an experiment waits for {waits}, which is written")
         if not (drew or waits or cell.source.startswith(SHARED)):
-            problems.append(f"{name}: the experiment {cell.source.splitlines()[1]!r} neither drew nor said what "
+            problems.append(f"{name}: the experiment {_first_line(cell)!r} neither drew nor said what "
                             f"it waits for: {text[-300:]!r}")
     return problems
 
