@@ -1,7 +1,7 @@
 """Grading latency and memory: `infergrade check` against the floor of `import torch`, full hidden grades, and
 the re-check of `infergrade watch` after a save.
 
-Run: python3 bench/grading.py [--runs 7] [--quick | --only-watch]
+Run: python3 bench/grading.py [--runs 7] [--quick | --only-watch | --only-warm]
 Each figure is the median wall time of several runs of a fresh process, beside the median CPU time (user + sys)
 of its whole process tree (the grader, the zygote and every sandboxed child, all reaped below it): on a shared,
 loaded machine the CPU time is the stable figure. Peak memory is the largest sum of the proportional set size (PSS: shared pages split between the processes sharing them) over the grader and every
@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
 CHECK_OVER_TORCH = 0.35  # seconds `check TOPIC` may take over `import torch` (issue 20's target)
+WARM_CHECK = 0.8  # seconds `check TOPIC` may take when a warm grader runs (issue 28's target)
 HIDDEN_PER_TOPIC = 1.5  # seconds per topic of a hidden grade of every topic (issue 20's target)
 sys.path.insert(0, str(REPO))
 
@@ -56,10 +57,10 @@ def pss_bytes(pid: int) -> int:
     return 0
 
 
-def timed(cmd: list[str], sample: bool) -> tuple[float, float, int, int]:
+def timed(cmd: list[str], sample: bool, env: dict | None = None) -> tuple[float, float, int, int]:
     """Wall seconds, CPU seconds of the process tree, exit code and (when `sample`) peak PSS of one run of `cmd`."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     peak = 0
     while sample and os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:  # not reaped
         peak = max(peak, sum(pss_bytes(p) for p in descendants(proc.pid)))
@@ -69,9 +70,10 @@ def timed(cmd: list[str], sample: bool) -> tuple[float, float, int, int]:
     return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, proc.returncode, peak
 
 
-def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) -> tuple[float, float, int]:
+def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0,
+            env: dict | None = None) -> tuple[float, float, int]:
     """Median wall and CPU seconds of `runs` runs, and the peak PSS of one more (sampled) run."""
-    results = [timed(cmd, sample=False) for _ in range(runs)] + [timed(cmd, sample=True)]
+    results = [timed(cmd, sample=False, env=env) for _ in range(runs)] + [timed(cmd, sample=True, env=env)]
     codes = {r[2] for r in results}
     if expect_code is not None and codes != {expect_code}:
         print(f"  ! {label}: exit codes {sorted(codes)}, expected {expect_code}")
@@ -81,6 +83,52 @@ def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0) 
     print(f"{label:58} wall {wall:6.2f} s (min {min(r[0] for r in results[:-1]):.2f}, max "
           f"{max(r[0] for r in results[:-1]):.2f})  CPU {cpu:6.2f} s  n={runs}  peak PSS {peak / 2**20:5.0f} MiB")
     return wall, cpu, peak
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of `pid` and every process below it, those they have reaped included (/proc/PID/stat)."""
+    total = 0
+    for p in descendants(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                total += sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15])  # utime stime cutime cstime
+        except OSError:
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def warm_check(runs: int, cold: tuple[float, float] | None = None) -> None:
+    """`check sampling` cold (INFERGRADE_WARM=0) against the same check handed to a warm grader (`infergrade
+    serve`, in a runtime folder of its own): median wall time, and CPU time of the client's process tree plus what
+    the warm grader's tree (its fork of the run, its zygote and every sandbox) spent meanwhile; `cold`: the cold
+    figures (wall, CPU) where they were just measured."""
+    runtime = Path(tempfile.mkdtemp(prefix="bench-warm-"))
+    env = {**{k: v for k, v in os.environ.items() if k != "INFERGRADE_WARM"}, "XDG_RUNTIME_DIR": str(runtime)}
+    cmd = [PY, "-m", "grader", "check", "sampling", "--submission", "solutions"]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    cold, cold_cpu = cold or measure("infergrade check sampling (cold: INFERGRADE_WARM=0)", cmd, runs,
+                                     env={**env, "INFERGRADE_WARM": "0"})[:2]
+    started = subprocess.run([PY, "-m", "grader", "serve"], cwd=REPO, env=env, capture_output=True, text=True)
+    server = int(started.stdout.split("(pid ")[1].split(")")[0])
+    try:
+        timed(cmd, sample=False, env=env)  # its first run: a sandbox of the topic's, reaped from then on
+        results = []
+        for _ in range(runs):
+            before = tree_cpu(server)
+            wall, cpu, code, _ = timed(cmd, sample=False, env=env)
+            results.append((wall, cpu + tree_cpu(server) - before, code))
+        served = sum("] ran `" in line for line in (runtime / "infergrade" / "log").read_text().splitlines())
+    finally:
+        subprocess.run([PY, "-m", "grader", "serve", "--stop"], cwd=REPO, env=env, capture_output=True)
+        shutil.rmtree(runtime, ignore_errors=True)
+    wall, cpu = statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+    if {r[2] for r in results} != {0} or served != runs + 1:
+        print(f"  ! warm check: exit codes {sorted({r[2] for r in results})}, {served} of {runs + 1} runs served warm")
+    print(f"{'infergrade check sampling (warm: infergrade serve runs)':58} wall {wall:6.2f} s (min "
+          f"{min(r[0] for r in results):.2f}, max {max(r[0] for r in results):.2f})  CPU {cpu:6.2f} s  n={runs}  "
+          f"target <= {WARM_CHECK:.1f} s: {'met' if wall <= WARM_CHECK else 'MISSED'}")
+    print(f"{'  -> warm against cold':58} wall {wall - cold:+.2f} s  CPU {cpu - cold_cpu:+.2f} s")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def edited(source: str, function: str, n: int) -> str:
@@ -131,9 +179,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--only-watch", action="store_true", help="only the watch re-check and a cold check")
+    parser.add_argument("--only-warm", action="store_true", help="only `check sampling` cold and with a warm grader")
     parser.add_argument("--quick", action="store_true", help="only `import torch` and `check sampling`")
     args = parser.parse_args()
     grader = [PY, "-m", "grader"]
+    os.environ["INFERGRADE_WARM"] = "0"  # every figure but the warm one is cold, whatever warm grader runs
+    if args.only_warm:
+        warm_check(args.runs)
+        return
     if args.only_watch:
         measure("infergrade check sampling --submission solutions (cold)",
                 grader + ["check", "sampling", "--submission", "solutions"], args.runs)
@@ -146,6 +199,7 @@ def main() -> None:
                                   grader + ["check", "sampling", "--submission", "solutions"], args.runs)
     print(f"{'  -> check sampling minus import torch':58} wall {check - floor:+.2f} s  CPU {check_cpu - floor_cpu:+.2f} s"
           f"  (target <= +{CHECK_OVER_TORCH:.2f} s each)")
+    warm_check(args.runs, (check, check_cpu))
     if args.quick:
         return
     for topic in all_topics():
