@@ -146,7 +146,8 @@ def list_topics(submission: Path):
 def check(topics, submission: Path, verbose: bool, out: Path | None, started: bool, exports, deadline):
     """Run the public checks of TOPICS (all by default); exit 0 iff every check ran and passed.
 
-    A warm grader (`infergrade serve`) runs them when one of this grader runs: the same output, under a second."""
+    A warm grader, which only `infergrade serve` starts, runs them when one of this grader runs: the same output,
+    without loading torch again."""
     targets = _export_targets(exports)
     if (code := warm.hand_over([submission, *([out] if out else []), *(p for _, p in targets)])) is not None:
         sys.exit(code)  # a warm grader ran it (its output is written); else it runs here, cold

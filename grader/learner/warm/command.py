@@ -28,7 +28,7 @@ STOP_S = 30.0
 @click.pass_context
 def serve(ctx: click.Context, stop: bool, foreground: bool):
     """Keep a warm grader for `infergrade check` in the background: torch, the checks and the sandbox stay loaded,
-    so that a check takes under a second. `check` hands its run to it when one of this same grader, Python and
+    so that a check no longer loads them (about 2 s less on 2 cores). `check` hands its run to it when one of this same grader, Python and
     environment runs, and runs cold otherwise, with the same results and output. It serves only you, only public
     checks, one check at a time, and ends after 15 minutes without one (or with --stop)."""
     try:
