@@ -4,6 +4,7 @@ checks fail says so, since the callee's bug is the likelier cause (read from the
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import stat
 from pathlib import Path
@@ -48,15 +49,15 @@ def _called(function: ast.FunctionDef, owner: str | None, contract: set[str]) ->
 
 def point_at_callees(results: list, submission: Path) -> None:
     """Charge a failed check whose call of another contract function raised NotImplementedError from a helper not
-    written yet (a check of apply_temperature that also calls filtered_probs) to that function, and open each failing check's message with the contract functions
-    its function calls that fail their own checks: "check `top_p_filter` first: it fails its own checks"."""
+    written yet (a check of apply_temperature that also calls filtered_probs) to that function, and open each
+    failing check's message with the contract functions its function calls that fail their own checks: "check
+    `top_p_filter` first: it fails its own checks"."""
     for r in results:
         if r.status == "failed" and r.function is None and r.raised_by and r.raised_by != _function(r):
             r.function = r.raised_by
     failing: dict[str, set[str]] = {}  # topic -> its functions that fail a check calling no other function
     for r in results:
-        classes = {name for name, (shown, _) in topic_registry.api(r.topic).items() if shown.startswith("class ")}
-        if r.status in FAILING and r.called - classes == {_function(r)}:  # a constructor is set-up, not blame
+        if r.status in FAILING and r.called - _classes(r.topic) == {_function(r)}:  # a constructor is set-up
             failing.setdefault(r.topic, set()).add(_function(r))
     calls_of: dict[str, dict[str, set[str]]] = {}
     for r in results:
@@ -70,6 +71,12 @@ def point_at_callees(results: list, submission: Path) -> None:
             named = ", ".join(f"`{f}`" for f in first)
             r.message = (f"check {named} first: {'it fails its' if len(first) == 1 else 'they fail their'} own "
                          f"checks, and {function} calls {'it' if len(first) == 1 else 'them'}\n{r.message}")
+
+
+@functools.cache
+def _classes(topic: str) -> frozenset[str]:
+    """The topic's contract classes, whose constructors a check calls to set up, not to judge."""
+    return frozenset(name for name, (shown, _) in topic_registry.api(topic).items() if shown.startswith("class "))
 
 
 def _function(result) -> str | None:
