@@ -107,11 +107,6 @@ def _chosen(topics) -> list[str]:
         _fail(str(exc))
 
 
-def _workspace(submission: Path, snapshot) -> Path:
-    """Where progress is kept: the notebook's folder for a notebook, else the submission folder (as it was opened)."""
-    return submission.resolve().parent if submission.suffix == ".ipynb" else snapshot.given
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="infergrade", message="infergrade %(version)s")
 def main():
@@ -173,7 +168,7 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
         interrupt.settle()
         for fmt, path in writes:
             _write(doc, path, fmt, not_started)
-        progress.record_checks(_workspace(submission, snapshot), doc)
+        progress.record_checks(progress.workspace(snapshot.given), doc)
         click.echo(summary(doc, verbose), err=to_stderr)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())

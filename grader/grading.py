@@ -48,7 +48,7 @@ def grade(submission: Path | Snapshot, topics: list[str], hidden: bool, seed: in
                 result.message, result.output = submission.shown(result.message), submission.shown(result.output)
             doc = build(run.results, topics, submission.given, mode, seed, started, time.monotonic() - t0,
                         files=submission.files,
-                        progress=progress.summary(submission.folder) if with_progress else None,
+                        progress=progress.summary(progress.workspace(submission.given)) if with_progress else None,
                         interrupted=run.interrupted.reason if run.interrupted else None)
         if run.deadline_s is not None:
             doc["deadline"] = {"seconds": run.deadline_s, "passed": run.deadline_passed}

@@ -24,6 +24,11 @@ def blocked_by(status: str | None, hint: str | None, waiting_for: str | None) ->
     return None if waiting_for.split(".")[0] == hint.split(".")[1] else waiting_for
 
 
+def workspace(given: Path) -> Path:
+    """Where progress is kept: the folder the user named (never the grader's copy), or a notebook's folder."""
+    return given.parent if given.suffix == ".ipynb" else given
+
+
 def path_for(submission: Path) -> Path:
     return submission / FILE
 
