@@ -43,6 +43,7 @@ kills every process of the namespace and answers (wait status, whether it ended 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pickle
@@ -200,8 +201,11 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
                   "watchdog_realtime": realtime, "template": True,
                   "memory_cgroup": config.get("memory_cgroup"), "cpu_cgroup": cgroup.held(config.get("cpu_cgroup"))}
         _wire().serve(sock, output_fd, config, report)
-    except BaseException:  # noqa: BLE001 - never back into PID 1's loop
+    except BaseException as exc:  # noqa: BLE001 - never back into PID 1's loop
         code = 70
+        with contextlib.suppress(OSError):  # shown with the check's output: which wall of the grader's failed
+            os.write(output_fd, f"\ninfergrade: the check's process was not set up: {type(exc).__name__}: {exc}\n"
+                                .encode(errors="replace"))
     finally:
         os._exit(code)
 
