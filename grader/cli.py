@@ -13,7 +13,7 @@ from grader import interrupt, leaving
 
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 
-from grader import hints, output, progress, topics as topic_registry  # noqa: E402
+from grader import hints, language, output, progress, topics as topic_registry  # noqa: E402
 from grader.instructor import handout  # noqa: E402
 from grader.exporters.classroom import classroom_json  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
@@ -406,6 +406,7 @@ def progress_cmd(submission: Path):
 for _command in (instructor.grade_batch, instructor.merge_cmd, instructor.report_cmd, instructor.gradescope_cmd,
                  instructor.init_ci, warm_command.serve):
     main.add_command(_command)
+language.add_option(main)  # --lang on the group and every command
 
 
 def command_line() -> None:

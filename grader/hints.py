@@ -5,6 +5,8 @@ import functools
 import tomllib
 from pathlib import Path
 
+from grader.language import topic_text
+
 HINTS_DIR = Path(__file__).resolve().parent / "hints"
 LEVELS = (1, 2, 3)
 
@@ -21,7 +23,7 @@ def hint(topic: str, function: str, level: int) -> str:
     if function not in functions:
         known = ", ".join(sorted(functions)) or "none"
         raise KeyError(f"no hints for {topic}.{function}; functions with hints: {known}")
-    return functions[function][str(level)].strip()
+    return topic_text(topic, "functions", f"{function}.{level}", functions[function][str(level)].strip())
 
 
 def after(target: str, shown: int, remembered: int) -> str:
@@ -35,7 +37,8 @@ def after(target: str, shown: int, remembered: int) -> str:
 
 
 def explain(topic: str, misconception: str) -> str | None:
-    return load(topic).get("misconceptions", {}).get(misconception)
+    english = load(topic).get("misconceptions", {}).get(misconception)
+    return english and topic_text(topic, "misconceptions", misconception, english.strip())
 
 
 def misconception_ids(topic: str) -> list[str]:

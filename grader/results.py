@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import torch
 
+from grader import language
 from grader.engine.plugin import STOPPED, CheckResult
 from grader.text import printable
 from grader.wording import count
@@ -76,7 +77,8 @@ def _check_entry(r: CheckResult, interrupted: bool) -> dict:
     if r.stopped:
         message = f"{NOT_RUN}{r.topic}'s checks were stopped (see the topic's message)"
     # every string shown to a reader is made printable here, once: a message may quote what the submission returned
-    entry = {"id": r.id, "title": printable(r.title), "score": r.score, "max_score": r.max_score,
+    title = language.topic_text(r.topic, "titles", r.id.split(".", 1)[1], r.title)
+    entry = {"id": r.id, "title": printable(title), "score": r.score, "max_score": r.max_score,
              "points": r.max_score, "status": status, "message": printable(message),
              "misconception": r.misconception if status == "failed" else None, "seed": r.seed,
              "visibility": r.visibility, "hint": r.hint, "duration_s": round(r.duration_s, 4),
@@ -135,7 +137,7 @@ def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: 
         "schema_version": SCHEMA_VERSION, "status": status, "error": printable(said) if said else None,
         "incomplete": incomplete_reason(topic_entries),
         "score": sum(t["score"] for t in topic_entries), "max_score": sum(t["max_score"] for t in topic_entries),
-        "seed": seed, "mode": mode,
+        "seed": seed, "mode": mode, "lang": language.current(),
         "submission": {"path": printable(str(submission)), "files": dict(files or {})},
         "tool": tool_info(), "isolation": isolation_level(isolation), "started_at": started_at,
         "duration_s": round(duration_s, 4), "topics": topic_entries,

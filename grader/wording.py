@@ -1,13 +1,17 @@
 """How the student's screens say things: a count with its noun in the right number, a long line wrapped at words
 to the terminal's width, a run of identical printed lines said once with its count.
 
-Every screen goes through these, so that a later edition in another language changes one place: `wrap` counts
-one column per character for now (a Chinese edition will count wide characters as two here).
+Every screen goes through these, so that the Chinese edition changes one place: `wrap` and `width` count a wide
+(East Asian) character as two columns, and a Chinese line may break between any two of its characters.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import textwrap
+import unicodedata
+
+from grader import language
 
 FALLBACK_COLUMNS = 100  # not a terminal (a pipe, a file): lines as wide as `check` has always written them
 
@@ -20,8 +24,21 @@ def word(n: int, singular: str, plural: str | None = None) -> str:
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """'1 check', '2 checks', '0 checks': `n` and `noun` in the number `n` asks for (`plural` where it is not
-    noun + 's', as in '1 more failing case')."""
+    noun + 's', as in '1 more failing case'); in Chinese, `n` and the noun's measure word ('3 项检查')."""
+    if language.current() == "zh" and noun in (units := language.catalog("screens").get("units", {})):
+        return f"{n} {units[noun]}"
     return f"{n} {word(n, noun, plural)}"
+
+
+def display_width(text: str) -> int:
+    """The columns `text` takes on a terminal: two for a wide or full-width character, none for a combining one."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+# the pieces a line may break between: a run of spaces, a wide character, or a run of anything else (a word)
+_WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"  # CJK, its punctuation, full-width forms
+_PIECES = re.compile(rf"\s+|[{_WIDE}]|[^\s{_WIDE}]+")
+_NO_LINE_START = set("，。、；：？！）》」』】,.;:?!)")  # never first on a line (kinsoku): kept with what precedes
 
 
 def columns() -> int:
@@ -30,11 +47,41 @@ def columns() -> int:
 
 
 def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> list[str]:
-    """`text` (one line) as lines of at most `width` columns, broken at spaces: the first starts with `indent`, the
-    ones it continues on with `indent` + `more_indent`; a word longer than a line (a path, a tensor's repr) is cut.
-    An empty `text` is one empty line."""
-    return textwrap.wrap(text, max(width, len(indent) + len(more_indent) + 20), initial_indent=indent,
-                         subsequent_indent=indent + more_indent, break_on_hyphens=False) or [indent.rstrip()]
+    """`text` (one line) as lines of at most `width` columns, broken at spaces (and, in Chinese, between wide
+    characters, never before closing punctuation): the first starts with `indent`, the ones it continues on with
+    `indent` + `more_indent`; a word longer than a line (a path, a tensor's repr) is cut. An empty `text` is one
+    empty line."""
+    limit = max(width, len(indent) + len(more_indent) + 20)
+    if display_width(text) == len(text):  # no wide character: the standard library's wrapping
+        return textwrap.wrap(text, limit, initial_indent=indent, subsequent_indent=indent + more_indent,
+                             break_on_hyphens=False) or [indent.rstrip()]
+    lines, line, space = [], indent, ""
+    for piece in _PIECES.findall(text.strip()):
+        if piece.isspace():
+            space = piece
+            continue
+        joined = line + (space if line.strip() else "") + piece
+        space = ""
+        if display_width(joined) <= limit or not line.strip() or piece[0] in _NO_LINE_START:
+            line = joined
+        else:
+            lines.append(line)
+            line = indent + more_indent + piece
+        while display_width(line) > limit:  # a word longer than a line is cut
+            cut = _fitting(line, limit)
+            lines.append(line[:cut])
+            line = indent + more_indent + line[cut:]
+    return lines + [line] if line.strip() else lines or [indent.rstrip()]
+
+
+def _fitting(line: str, limit: int) -> int:
+    """How many characters of `line` fit in `limit` columns (at least one)."""
+    taken = 0
+    for i, c in enumerate(line):
+        taken += display_width(c)
+        if taken > limit:
+            return max(i, 1)
+    return len(line)
 
 
 def fold_repeats(lines: list[str]) -> list[str]:

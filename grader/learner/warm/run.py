@@ -10,7 +10,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from grader import interrupt, leaving
+from grader import interrupt, language, leaving
 from grader.learner.warm import client
 
 RUN_FAILED = 70  # EX_SOFTWARE: the fork could not take its client's place
@@ -40,6 +40,7 @@ def run_check(command, request: dict, fds: list[int], server_fds: list[int], zyg
         os.umask(request["umask"])
         os.environ.clear()
         os.environ.update(request["environ"])
+        language.choose(None)  # the client's INFERGRADE_LANG or locale, not the server's (its --lang, in argv, wins)
         sys.argv = [sys.argv[0], *request["argv"]]
         client.served_here()
     except BaseException:  # noqa: BLE001 - a fork never returns into the server's loop

@@ -1,0 +1,107 @@
+"""The language a student reads, chosen once per run, and the Chinese edition's texts.
+
+The choice: `--lang` on any command, else INFERGRADE_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG starting with
+`zh`), else English. Only words change with it: scores, statuses, ids, seeds and every value a message quotes are
+the same in both languages.
+
+The Chinese texts live in TOML under grader/locale/zh/ (read with the standard library's tomllib; no compile step,
+and the long multi-line hints were TOML already):
+- `screens.toml`: the sentences the grader's code says, keyed by their English text as it stands in the code (as
+  gettext keys by msgid): an English sentence that changes has no translation until one is written for it again.
+- `<topic>.toml`: a topic's hints, misconception explanations, check titles and stub summaries, keyed by id; each
+  translation keeps `source`, the hash of the English text it translates (`source_hash`), so that an English text
+  that changes is seen to need its translation looked at again (tests/test_language.py).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import string
+import tomllib
+from pathlib import Path
+
+import click
+
+LANGUAGES = ("en", "zh")
+VARIABLE = "INFERGRADE_LANG"
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+_chosen: str | None = None
+
+
+def from_environment(environ=os.environ) -> str:
+    """INFERGRADE_LANG where it names a language, else the first locale variable that is set (POSIX's order)."""
+    asked = environ.get(VARIABLE, "").strip().lower()
+    if asked in LANGUAGES:
+        return asked
+    for name in LOCALE_VARIABLES:
+        if environ.get(name):
+            return "zh" if environ[name].lower().startswith("zh") else "en"
+    return "en"
+
+
+def choose(lang: str | None) -> str:
+    """Make `lang` (None: the environment's) this run's language; the language chosen."""
+    global _chosen
+    assert lang is None or lang in LANGUAGES, lang
+    _chosen = lang or from_environment()
+    return _chosen
+
+
+def current() -> str:
+    return _chosen or choose(None)
+
+
+def _chose(_ctx, _param, value):
+    if value is not None:
+        choose(value)
+
+
+OPTION = click.Option(["--lang"], type=click.Choice(LANGUAGES), default=None, expose_value=False, is_eager=True,
+                      callback=_chose, help=f"Language of what is shown: en or zh (default: ${VARIABLE}, "
+                                            "else the locale, else en).")
+
+
+def add_option(command: click.Command) -> None:
+    """Give `command` (and, for a group, each of its commands) the --lang option."""
+    if OPTION not in command.params:
+        command.params.append(OPTION)
+    for sub in getattr(command, "commands", {}).values():
+        add_option(sub)
+
+
+def source_hash(english: str) -> str:
+    """The marker kept beside a translation: the first 12 hex digits of the sha256 of the English text it says."""
+    return hashlib.sha256(english.strip().encode()).hexdigest()[:12]
+
+
+@functools.cache
+def catalog(name: str, lang: str = "zh") -> dict:
+    path = LOCALE_DIR / lang / f"{name}.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def tr(english: str, /, **values) -> str:
+    """`english` (a sentence of the grader's, with str.format fields) in this run's language, filled with `values`:
+    the values themselves (numbers, ids, code) are never translated. An English text with no translation yet is
+    said in English."""
+    said = catalog("screens").get(english, english) if current() == "zh" else english
+    return said.format(**values) if values else said
+
+
+def topic_text(topic: str, kind: str, key: str, english: str) -> str:
+    """A topic's text of `kind` (functions' hints as "name.level", misconceptions, titles, summaries) in this
+    run's language; `english` where it has no translation."""
+    if current() != "zh":
+        return english
+    entry = catalog(topic).get(kind, {})
+    for part in key.split("."):
+        entry = entry.get(part, {}) if isinstance(entry, dict) else {}
+    return entry["text"].strip() if isinstance(entry, dict) and "text" in entry else english
+
+
+def fields(text: str) -> set[str]:
+    """The str.format fields `text` fills: a translation must fill the same ones."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
