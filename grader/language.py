@@ -6,8 +6,9 @@ the same in both languages.
 
 The Chinese texts live in TOML under grader/locale/zh/ (read with the standard library's tomllib; no compile step,
 and the long multi-line hints were TOML already):
-- `screens.toml`: the sentences the grader's code says, keyed by their English text as it stands in the code (as
-  gettext keys by msgid): an English sentence that changes has no translation until one is written for it again.
+- `screens/*.toml`: the sentences the grader's code says (`tr`), keyed by their English text as it stands in the
+  code (as gettext keys by msgid): an English sentence that changes has no translation until one is written for it
+  again; `[units]` holds the measure words of counted nouns (`wording.count`).
 - `<topic>.toml`: a topic's hints, misconception explanations, check titles and stub summaries, keyed by id; each
   translation keeps `source`, the hash of the English text it translates (`source_hash`), so that an English text
   that changes is seen to need its translation looked at again (tests/test_language.py).
@@ -83,11 +84,24 @@ def catalog(name: str, lang: str = "zh") -> dict:
     return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+@functools.cache
+def screens(lang: str = "zh") -> dict:
+    """The sentences of every catalog under locale/<lang>/screens/ (one file per part of the grader), merged; the
+    measure words of counted nouns under "units"."""
+    merged: dict = {"units": {}}
+    for path in sorted((LOCALE_DIR / lang / "screens").glob("*.toml")):
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        merged["units"] |= table.pop("units", {})
+        assert not merged.keys() & table.keys(), f"{path.name} says again {sorted(merged.keys() & table.keys())}"
+        merged |= table
+    return merged
+
+
 def tr(english: str, /, **values) -> str:
     """`english` (a sentence of the grader's, with str.format fields) in this run's language, filled with `values`:
     the values themselves (numbers, ids, code) are never translated. An English text with no translation yet is
     said in English."""
-    said = catalog("screens").get(english, english) if current() == "zh" else english
+    said = screens().get(english, english) if current() == "zh" else english
     return said.format(**values) if values else said
 
 

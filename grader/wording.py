@@ -25,7 +25,7 @@ def word(n: int, singular: str, plural: str | None = None) -> str:
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """'1 check', '2 checks', '0 checks': `n` and `noun` in the number `n` asks for (`plural` where it is not
     noun + 's', as in '1 more failing case'); in Chinese, `n` and the noun's measure word ('3 项检查')."""
-    if language.current() == "zh" and noun in (units := language.catalog("screens").get("units", {})):
+    if language.current() == "zh" and noun in (units := language.screens()["units"]):
         return f"{n} {units[noun]}"
     return f"{n} {word(n, noun, plural)}"
 

@@ -117,7 +117,7 @@ def test_a_translation_is_chinese(topic):
 
 
 def test_every_screen_sentence_fills_the_same_fields_as_its_english():
-    screens = {k: v for k, v in language.catalog("screens").items() if isinstance(v, str)}
+    screens = {k: v for k, v in language.screens().items() if isinstance(v, str)}
     wrong = [k for k, v in screens.items() if language.fields(k) != language.fields(v)]
     assert not wrong, wrong
 
