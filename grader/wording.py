@@ -48,7 +48,7 @@ def columns() -> int:
 
 def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> list[str]:
     """`text` (one line) as lines of at most `width` columns, broken at spaces (and, in Chinese, between wide
-    characters, never before closing punctuation): the first starts with `indent`, the ones it continues on with
+    characters; closing punctuation never starts a line, and hangs past `width` where it must): the first starts with `indent`, the ones it continues on with
     `indent` + `more_indent`; a word longer than a line (a path, a tensor's repr) is cut. An empty `text` is one
     empty line."""
     limit = max(width, len(indent) + len(more_indent) + 20)
@@ -67,7 +67,8 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
         else:
             lines.append(line)
             line = indent + more_indent + piece
-        while display_width(line) > limit:  # a word longer than a line is cut
+        hanging = piece in _NO_LINE_START and display_width(line) - display_width(piece) <= limit
+        while display_width(line) > limit and not hanging:  # a word longer than a line is cut
             cut = _fitting(line, limit)
             lines.append(line[:cut])
             line = indent + more_indent + line[cut:]
