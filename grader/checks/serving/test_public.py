@@ -152,7 +152,7 @@ def test_throughput_counts_the_server(sub):
 
 
 @check("nothing_to_time", points=1, hint="serving_metrics",
-       title="a statistic over no values has None for its mean and percentiles; counts list all three statuses")
+       title="a statistic over no values has None for its mean and percentiles; counts list every status, 0 where none")
 def test_nothing_to_time(sub):
     for name, records in EMPTY.items():
         expect_log_metrics(sub, f"empty.{name.replace(' ', '_')}", f"EMPTY[{name!r}]", records, 2.0)
