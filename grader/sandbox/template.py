@@ -39,7 +39,7 @@ What this changes at the trust boundary (walls.py keeps the layers; this is how 
 
 Control protocol (grader -> PID 1, frames of child.py): ("check", config) forks the check's process and answers
 with its namespace pid and the grader's socket (SCM_RIGHTS); ("end", grace) waits up to `grace` s for it to end,
-kills every process of the namespace and answers (wait status, whether it ended on its own).
+kills every process of the namespace, answers (wait status, whether it ended on its own), then reaps them.
 """
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
             if ended is None:
                 break
             _wire().send(control, ENDED.pack(*ended))
+            _kill_namespace()  # reaped while the grader reads the answer, before the next check is forked
     finally:
         _kill_namespace()
         os._exit(0)
@@ -134,10 +135,15 @@ def _clear_namespace(output_fd: int, watch_fd: int, config: dict, layout: list, 
     watchdog.restart_page(watch_fd)
 
 
-def _kill_namespace(inner: int | None = None) -> int | None:
-    """Kill every process of the namespace but PID 1's own (watchdog.kill_others) and reap them all; the wait
-    status of `inner` if it was among them."""
+def _end_namespace() -> None:
+    """Send every process of the namespace but PID 1's own SIGKILL (watchdog.kill_others), reaping none."""
     watchdog.kill_others()
+
+
+def _kill_namespace(inner: int | None = None) -> int | None:
+    """Kill every process of the namespace but PID 1's own and reap them all; the wait status of `inner` if it
+    was among them."""
+    _end_namespace()
     status = None
     while _children() - watchdog.KEEPERS:
         pid, reaped = os.waitpid(-1, 0)
@@ -176,8 +182,14 @@ def _guard_check(control: socket.socket, inner: int, watch_fd: int, memory_bytes
             status = guard.until_ended(inner, until=time.monotonic() + grace)
     finally:
         guard.close()
-    killed = _kill_namespace(inner)
-    return (status, 1) if status is not None else (killed or 0, 0)
+    _end_namespace()  # answered now: the reaping (freeing what was killed) follows, before the next request
+    if status is not None:
+        return status, 1
+    try:
+        pid, reaped = os.waitpid(inner, os.WNOHANG)  # an end of its own that came before the kill
+    except ChildProcessError:
+        pid, reaped = 0, 0
+    return (reaped if pid == inner else signal.SIGKILL.value, 0)  # else the status of a kill by SIGKILL
 
 
 def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | None, reached: dict) -> None:

@@ -161,7 +161,8 @@ NO_LANDLOCK = "from grader.sandbox import landlock\nlandlock.restrict_filesystem
 BROKEN = ("from grader.sandbox import template\n"
           "template._clear_namespace = lambda *args: None\n"
           "template._private_ipc = lambda: None\n"
-          "template._kill_namespace = lambda inner=None: None\n")
+          "template._kill_namespace = lambda inner=None: None\n"
+          "template._end_namespace = lambda: None\n")
 
 
 def test_a_check_finds_nothing_an_earlier_check_of_its_topic_left(checks):
