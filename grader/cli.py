@@ -12,6 +12,10 @@ import click
 from grader import interrupt, leaving
 
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
+if interrupt.is_command_line():
+    from grader import early
+
+    early.start_zygote(sys.argv)
 
 from grader import hints, language, output, progress, topics as topic_registry  # noqa: E402
 from grader.instructor import handout  # noqa: E402
