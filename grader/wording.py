@@ -39,6 +39,7 @@ def display_width(text: str) -> int:
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"  # CJK, its punctuation, full-width forms
 _PIECES = re.compile(rf"\s+|[{_WIDE}]|[^\s{_WIDE}]+")
 _NO_LINE_START = set("，。、；：？！）》」』】,.;:?!)")  # never first on a line (kinsoku): kept with what precedes
+_NO_LINE_END = set("（《「『【")  # never last on a line: kept with what follows
 
 
 def columns() -> int:
@@ -56,7 +57,7 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
         return textwrap.wrap(text, limit, initial_indent=indent, subsequent_indent=indent + more_indent,
                              break_on_hyphens=False) or [indent.rstrip()]
     lines, line, space = [], indent, ""
-    for piece in _PIECES.findall(text.strip()):
+    for piece in _opened(_PIECES.findall(text.strip())):
         if piece.isspace():
             space = piece
             continue
@@ -73,6 +74,17 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
             lines.append(line[:cut])
             line = indent + more_indent + line[cut:]
     return lines + [line] if line.strip() else lines or [indent.rstrip()]
+
+
+def _opened(pieces: list[str]) -> list[str]:
+    """`pieces` with each opening bracket joined to the piece after it."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and joined[-1][-1] in _NO_LINE_END and not piece.isspace():
+            joined[-1] += piece
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _fitting(line: str, limit: int) -> int:

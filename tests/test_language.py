@@ -145,4 +145,6 @@ def test_a_chinese_line_wraps_by_display_width_and_keeps_punctuation_with_its_te
     assert not any(line.strip()[0] in hangs for line in lines[1:])
     narrow = wording.wrap("一二三四五六七八九十一二三四五；六七", 30, "")  # 30 columns, then ；
     assert narrow[0].endswith("；") and not narrow[1].startswith("；")
+    opened = wording.wrap("一二三四五六七八九十一二三四（五六）七", 30, "")  # （ at column 29: it goes with 五
+    assert not opened[0].endswith("（") and opened[1].strip().startswith("（五")
     assert wording.display_width("核采样 p") == 8
