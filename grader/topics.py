@@ -57,8 +57,15 @@ def _plain(args: ast.arguments) -> str:
 
 
 def _first_line(node) -> str:
-    doc = ast.get_docstring(node) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+    """The docstring's first sentence: its first line, and the lines after it until one ends the sentence."""
+    said = []
+    for line in (ast.get_docstring(node) or "").strip().splitlines():
+        if not line.strip():
+            break
+        said.append(line.strip())
+        if line.rstrip().endswith((".", ":", "?", "!")):
+            break
+    return " ".join(said)
 
 
 def signature(topic: str, name: str) -> str | None:
