@@ -1,5 +1,5 @@
-"""Grading latency and memory: `infergrade check` against the floor of `import torch`, full hidden grades, and
-the re-check of `infergrade watch` after a save.
+"""Grading latency and memory: `infergrade check` against the floor of `import torch`, cold and with a warm
+grader, the re-check of `infergrade watch` after a save, each topic's hidden grade and the whole hidden grade.
 
 Run: python3 bench/grading.py [--runs 7] [--quick | --only-watch | --only-warm]
 Each figure is the median wall time of several runs of a fresh process, beside the median CPU time (user + sys)
@@ -207,9 +207,11 @@ def main() -> None:
             continue
         measure(f"infergrade check {topic} --submission solutions",
                 grader + ["check", topic, "--submission", "solutions"], args.runs)
-    measure("infergrade grade --hidden (sampling, kv_cache) solutions",
-            grader + ["grade", "--hidden", "--submission", "solutions", "-t", "sampling", "-t", "kv_cache",
-                      "--seed", "1", "--out", str(out)], args.runs)
+    watch_recheck(3 * args.runs)
+    for topic in all_topics():  # each topic's hidden grade alone: its own start-up included
+        measure(f"infergrade grade --hidden -t {topic} solutions",
+                grader + ["grade", "--hidden", "--submission", "solutions", "-t", topic, "--seed", "1",
+                          "--out", str(out)], max(1, args.runs // 2))
     full, full_cpu, peak = measure("infergrade grade --hidden (all topics) solutions",
                                    grader + ["grade", "--hidden", "--submission", "solutions", "--seed", "1",
                                              "--out", str(out)], max(1, args.runs // 2))
