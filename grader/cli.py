@@ -17,13 +17,12 @@ if interrupt.is_command_line():
 
     early.start_zygote(sys.argv)
 
-from grader import hints, language, output, progress, topics as topic_registry  # noqa: E402
+from grader import language, output, progress, topics as topic_registry  # noqa: E402
 from grader.instructor import handout  # noqa: E402
 from grader.exporters.classroom import classroom_json  # noqa: E402
 from grader.exporters.gradescope import to_gradescope  # noqa: E402
 from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
-from grader.wording import count  # noqa: E402
 from grader.instructor import commands as instructor  # noqa: E402
 from grader.learner.warm import client as warm, command as warm_command  # noqa: E402
 
@@ -122,13 +121,9 @@ def main():
 @SUBMISSION
 def list_topics(submission: Path):
     """List the topics, their functions and your progress."""
-    done = progress.load(submission)["checks"] if submission.is_dir() else {}
-    for topic in topic_registry.all_topics():
-        passed = sum(1 for k, v in done.items() if k.startswith(f"{topic}.") and v.get("passed"))
-        click.echo(click.style(topic, bold=True) + (f"  ({count(passed, 'public check')} passed)" if passed else ""))
-        for name, (sig, doc) in topic_registry.api(topic).items():
-            if "." not in name:
-                click.echo(f"  {sig}" + (f"  — {doc}" if doc else ""))
+    from grader.learner.listing import lines
+
+    click.echo("\n".join(lines(submission)))
 
 
 @main.command()
@@ -165,7 +160,8 @@ def check(topics, submission: Path, verbose: bool, out: Path | None, started: bo
         begun = started_topics(snapshot.folder, chosen)
         if len(begun) < len(chosen):
             not_started = topic_points([t for t in chosen if t not in begun], hidden=False)
-            click.echo(f"not started yet (no function written): {', '.join(not_started)}", err=to_stderr)
+            click.echo(language.tr("not started yet (no function written): {topics}", topics=", ".join(not_started)),
+                       err=to_stderr)
         chosen = begun
     with interrupt.signals_interrupt():
         doc = grade(snapshot, chosen, hidden=False, seed=0, deadline_s=deadline)
@@ -276,23 +272,9 @@ def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None 
 @SUBMISSION
 def hint(target: str, level, submission: Path):
     """Show a hint for one exercise function."""
-    topic, _, function = target.partition(".")
-    if topic not in topic_registry.all_topics() or not function:
-        meant = [f"{t}.{target}" for t in topic_registry.all_topics() if target in topic_registry.api(t)]
-        _fail(f"did you mean `infergrade hint {meant[0]}`? (hints are named TOPIC.FUNCTION)" if meant else
-              f"expected TOPIC.FUNCTION with a topic from: {', '.join(topic_registry.all_topics())}")
-    read = progress.load(submission)["hints"].get(target, 0) if submission.is_dir() else 0
-    level = level or min(int(read) + 1, 3)
-    try:
-        text = hints.hint(topic, function, level)
-    except KeyError as exc:
-        _fail(exc.args[0])
-    click.echo(click.style(f"{target} — hint {level}/3", bold=True))
-    click.echo(text)
-    if submission.is_dir():
-        progress.record_hint(submission, target, level)
-    remembered = progress.load(submission)["hints"].get(target, 0) if submission.is_dir() else 0
-    click.echo(click.style(hints.after(target, level, remembered), dim=True))
+    from grader.learner.hinting import show
+
+    show(target, level, submission)
 
 
 @main.command()
@@ -389,13 +371,13 @@ def watch(topic, submission: Path):
     chosen, snapshot = _resolve([topic] if topic else [], submission)
     snapshot.remove()  # each check of the watch takes a copy of its own
     if submission.suffix == ".ipynb":
-        _fail("watch follows your topic files; for a notebook, run its check cells")
+        _fail(language.tr("watch follows your topic files; for a notebook, run its check cells"))
     first = topic or suggest(snapshot.given) or chosen[0]
     try:
         with interrupt.signals_interrupt():  # the first Ctrl-C stops the checks or the wait, whichever runs
             run_watch(snapshot.given, chosen, first)
     except KeyboardInterrupt:
-        click.echo("\nstopped watching")
+        click.echo("\n" + language.tr("stopped watching"))
 
 
 @main.command("progress")

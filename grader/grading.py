@@ -10,6 +10,7 @@ from pathlib import Path
 from grader import interrupt, progress, topics as topic_registry
 from grader.engine.runner import run_checks
 from grader.interrupt import as_interrupted
+from grader.language import tr
 from grader.results import build, checked, error_document
 from grader.submission.opening import BadInput
 from grader.submission.snapshot import Snapshot, of_folder
@@ -19,7 +20,8 @@ def resolve_topics(requested: list[str] | tuple[str, ...]) -> list[str]:
     known = topic_registry.all_topics()
     unknown = [t for t in requested if t not in known]
     if unknown:
-        raise BadInput(f"unknown topic {unknown[0]!r}; the topics are: {', '.join(known)}")
+        raise BadInput(tr("unknown topic {topic}; the topics are: {topics}", topic=repr(unknown[0]),
+                          topics=", ".join(known)))
     return list(dict.fromkeys(requested)) or known
 
 
@@ -56,14 +58,15 @@ def grade(submission: Path | Snapshot, topics: list[str], hidden: bool, seed: in
         doc = error_document(as_interrupted(exc).reason, topics, shown, mode, seed, started,
                              time.monotonic() - t0, status="interrupted")
     except BadInput as exc:  # a folder given here that is, or now holds, a link
-        doc = error_document(f"bad input: {exc}", topics, shown, mode, seed, started, time.monotonic() - t0)
+        doc = error_document(tr("bad input: {problem}", problem=exc), topics, shown, mode, seed, started,
+                             time.monotonic() - t0)
     except Exception as exc:  # noqa: BLE001 - an internal error still produces a results file
         detail = "".join(traceback.format_exception_only(exc)).strip()
-        doc = error_document(f"internal grader error: {detail}", topics, shown, mode, seed, started,
-                             time.monotonic() - t0)
+        doc = error_document(tr("internal grader error: {detail}", detail=detail), topics, shown, mode, seed,
+                             started, time.monotonic() - t0)
     return checked(doc)
 
 
 def bad_input_document(message: str, submission: Path, topics: list[str], hidden: bool, seed: int) -> dict:
-    return checked(error_document(f"bad input: {message}", topics, submission, "hidden" if hidden else "public",
-                                  seed, now(), 0.0))
+    return checked(error_document(tr("bad input: {problem}", problem=message), topics, submission,
+                                  "hidden" if hidden else "public", seed, now(), 0.0))

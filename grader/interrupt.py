@@ -11,6 +11,8 @@ import signal
 import sys
 from pathlib import Path
 
+from grader.language import tr
+
 SIGNAL_NAMES = {signal.SIGINT: "SIGINT (Ctrl-C)", signal.SIGTERM: "SIGTERM"}
 
 
@@ -27,7 +29,7 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def reason(self) -> str:
-        return f"interrupted by {SIGNAL_NAMES.get(self.signum, f'signal {self.signum}')}"
+        return tr("interrupted by {signal}", signal=SIGNAL_NAMES.get(self.signum, f"signal {self.signum}"))
 
 
 _received: list[int] = []

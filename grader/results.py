@@ -12,7 +12,8 @@ import jsonschema
 import torch
 
 from grader import language
-from grader.engine.plugin import STOPPED, CheckResult
+from grader.engine.plugin import TIMEOUTS_TO_STOP, CheckResult
+from grader.language import tr
 from grader.text import printable
 from grader.wording import count
 
@@ -67,15 +68,20 @@ def isolation_level(info: dict) -> dict:
 NOT_RUN = "not run: "  # the message of a check whose module could not be imported (the topic says why, once)
 
 
+def is_not_run(message: str) -> bool:
+    """Whether a check's message says it was not run (the topic says why), in either language of the run."""
+    return message.startswith((NOT_RUN, language.screens().get(NOT_RUN, NOT_RUN)))
+
+
 def _check_entry(r: CheckResult, interrupted: bool) -> dict:
     status, message = r.status, r.message
     if status == "pending":  # never ran to the end: it scores nothing and keeps its points in the maximum
         assert interrupted, f"{r.id} did not run although the run was not interrupted"
-        status, message = "interrupted", "the run was interrupted before this check finished"
+        status, message = "interrupted", tr("the run was interrupted before this check finished")
     if r.import_failure:
-        message = f"{NOT_RUN}{r.topic}.py could not be imported (see the topic's error)"
+        message = tr(NOT_RUN) + tr("{module} could not be imported (see the topic's error)", module=f"{r.topic}.py")
     if r.stopped:
-        message = f"{NOT_RUN}{r.topic}'s checks were stopped (see the topic's message)"
+        message = tr(NOT_RUN) + tr("{topic}'s checks were stopped (see the topic's message)", topic=r.topic)
     # every string shown to a reader is made printable here, once: a message may quote what the submission returned
     title = language.topic_text(r.topic, "titles", r.id.split(".", 1)[1], r.title)
     entry = {"id": r.id, "title": printable(title), "score": r.score, "max_score": r.max_score,
@@ -95,13 +101,14 @@ def _topic_entry(topic: str, checks: list[CheckResult], interrupted: bool) -> di
     if imports:
         status, message = "error", imports[0]
     elif internal:
-        status, message = "error", f"grader error in {internal[0].id}"
+        status, message = "error", tr("grader error in {check}", check=internal[0].id)
     elif any(c.stopped for c in checks):
-        status, message = "failed", f"{STOPPED}: the rest of {topic}'s checks were not run"
+        status, message = "failed", tr("stopped after {timeouts} checks timed out in a row: the rest of {topic}'s "
+                                       "checks were not run", timeouts=TIMEOUTS_TO_STOP, topic=topic)
     elif all(e["status"] == "passed" for e in entries):
         status, message = "passed", None
     elif all(e["status"] in ("passed", "skipped", "interrupted") for e in entries):
-        status, message = "incomplete", "not every check ran: see the skipped or interrupted checks"
+        status, message = "incomplete", tr("not every check ran: see the skipped or interrupted checks")
     else:
         status, message = "failed", None
     return {"id": topic, "score": sum(e["score"] for e in entries), "max_score": sum(e["max_score"] for e in entries),
@@ -116,8 +123,8 @@ def incomplete_reason(topic_entries: list[dict]) -> str | None:
     if not skipped:
         return None
     reasons = sorted({c["message"] for c in skipped})
-    return (f"{count(len(skipped), 'check')} ({count(sum(c['points'] for c in skipped), 'point')}) could not run "
-            f"here and score 0: " + "; ".join(reasons))
+    return tr("{checks} ({points}) could not run here and score 0: {reasons}", checks=count(len(skipped), "check"),
+              points=count(sum(c["points"] for c in skipped), "point"), reasons=tr("; ").join(reasons))
 
 
 def build(checks: list[CheckResult], topics: list[str], submission: Path, mode: str, seed: int,

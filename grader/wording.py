@@ -11,6 +11,8 @@ import shutil
 import textwrap
 import unicodedata
 
+import click
+
 from grader import language
 
 FALLBACK_COLUMNS = 100  # not a terminal (a pipe, a file): lines as wide as `check` has always written them
@@ -42,9 +44,32 @@ _NO_LINE_START = set("，。、；：？！）》」』】,.;:?!)")  # never fir
 _NO_LINE_END = set("（《「『【")  # never last on a line: kept with what follows
 
 
+def joined(lines: list[str]) -> str:
+    """The lines of one paragraph as one line (to be wrapped again): joined with a space, except between two wide
+    characters, where Chinese breaks a line without one."""
+    return re.sub(rf"(?<=[{_WIDE}]) (?=[{_WIDE}])", "", " ".join(line.strip() for line in lines))
+
+
 def columns() -> int:
     """The terminal's width (COLUMNS where it is set), FALLBACK_COLUMNS when the output is not a terminal."""
     return shutil.get_terminal_size((FALLBACK_COLUMNS, 24)).columns
+
+
+def screen_width() -> int:
+    """The columns a wrapped line of a screen may fill: the terminal's, less in Chinese the two that a full-width
+    closing mark hanging past the line (`wrap`) takes, so that it never spills onto a line of its own."""
+    return columns() - (2 if language.current() == "zh" else 0)
+
+
+def wrap_width() -> int | None:
+    """What `check`, `progress`, `list` and `hint` wrap their lines to: None in English (each line written whole,
+    as these screens always have), `screen_width` in Chinese, whose characters take two columns each."""
+    return screen_width() if language.current() == "zh" else None
+
+
+def pad(text: str, width: int) -> str:
+    """`text` followed by spaces up to `width` display columns (str.ljust counts a Chinese character as one)."""
+    return text + " " * (width - display_width(text))
 
 
 def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> list[str]:
@@ -76,6 +101,14 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
     return lines + [line] if line.strip() else lines or [indent.rstrip()]
 
 
+def fitted(text: str, width: int | None, indent: str = "", more_indent: str = "  ", **style) -> list[str]:
+    """`text` after `indent`: one line where `width` is None (the English screens, written whole as they always
+    were), else wrapped to `width` with its own leading spaces kept as indentation; each line `click.style`d."""
+    lead = text[:len(text) - len(text.lstrip(" "))]
+    parts = [indent + text] if width is None else wrap(text, width, indent + lead, more_indent)
+    return [click.style(part, **style) for part in parts] if style else parts
+
+
 def _opened(pieces: list[str]) -> list[str]:
     """`pieces` with each opening bracket joined to the piece after it."""
     joined: list[str] = []
@@ -104,6 +137,6 @@ def fold_repeats(lines: list[str]) -> list[str]:
     for i, line in enumerate(lines):
         run += 1
         if i + 1 == len(lines) or lines[i + 1] != line:
-            folded.append(line if run == 1 else f"{line}  (repeated {run}×)")
+            folded.append(line if run == 1 else language.tr("{line}  (repeated {run}×)", line=line, run=run))
             run = 0
     return folded

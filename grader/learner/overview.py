@@ -5,8 +5,9 @@ from pathlib import Path
 
 import click
 
-from grader import progress, topics as topic_registry
-from grader.wording import count, word
+from grader import hints, progress, topics as topic_registry
+from grader.language import tr
+from grader.wording import count, fitted, wrap_width
 
 BAR = 20
 MARKS = {"passing": ("✓", "green"), "failing": ("✗", "red"), "not started": ("·", "yellow"),
@@ -51,15 +52,16 @@ def states(folder: Path) -> dict[str, dict[str, str]]:
 
 def said(state: str, waits: list[str]) -> str:
     """A function's state in words, with the functions some of its checks wait for."""
-    waited = " and ".join(waits)
+    waited = tr(" and ").join(waits)
     if state == "blocked":
-        return f"waits for {waited}"
-    return f"{state} (some checks wait for {waited})" if waits else state
+        return tr("waits for {functions}", functions=waited)
+    return tr("{state} (some checks wait for {functions})", state=tr(state), functions=waited) if waits else tr(state)
 
 
 def render(folder: Path) -> str:
     """The overview: a bar per topic, a mark per function, the hints read and the next suggested exercise."""
     runs, read = recorded_runs(folder), progress.load(folder)["hints"]
+    width = wrap_width()
     table = {topic: {name: function_state(r) for name, r in functions.items()} for topic, functions in runs.items()}
     lines, suggestion = [], None
     for topic, functions in table.items():
@@ -70,23 +72,37 @@ def render(folder: Path) -> str:
         for name, state in functions.items():
             mark, color = MARKS[state]
             hint = read.get(f"{topic}.{name}")
-            lines.append(f"    {click.style(mark, fg=color)} {name:30} {said(state, waits_for(runs[topic][name]))}" +
-                         (f"  (hints read: {hint}/3)" if hint else ""))
+            row = fitted(f"{mark} {name:30} {said(state, waits_for(runs[topic][name]))}" +
+                         (tr("  (hints read: {read}/{levels})", read=hint, levels=hints.LEVELS[-1]) if hint
+                          else ""), width, "    ", " " * 33)
+            lines += [row[0].replace(mark, click.style(mark, fg=color), 1), *row[1:]]
             if suggestion is None and state not in ("passing", "blocked"):
                 suggestion = (topic, name, state)
     total = sum(len(f) for f in table.values())
     passing = sum(s == "passing" for f in table.values() for s in f.values())
-    lines.append(f"\n{passing} of {count(total, 'function')} {word(passing, 'passes', 'pass')} "
-                 f"{word(passing, 'its', 'their')} public checks; hints read for {count(len(read), 'function')}")
+    counted = dict(passing=passing, functions=count(total, "function"), read=count(len(read), "function"))
+    lines += ["", *fitted(tr("{passing} of {functions} passes its public checks; hints read for {read}", **counted)
+                          if passing == 1 else
+                          tr("{passing} of {functions} pass their public checks; hints read for {read}", **counted),
+                          width)]
     if suggestion:
         topic, name, state = suggestion
-        verb = "fix" if state == "failing" else "write"
-        lines.append(click.style("next: ", bold=True) + f"{verb} {topic}.{name} — infergrade watch {topic} "
-                     f"(stuck? infergrade hint {topic}.{name})")
+        said_next = dict(function=f"{topic}.{name}", topic=topic)
+        lines += _next_lines(tr("fix {function} — infergrade watch {topic} (stuck? infergrade hint {function})",
+                                **said_next) if state == "failing" else
+                             tr("write {function} — infergrade watch {topic} (stuck? infergrade hint {function})",
+                                **said_next), width)
     else:
-        lines.append(click.style("every function passes its public checks", fg="green"))
+        lines += fitted(tr("every function passes its public checks"), width, fg="green")
     source = progress.path_for(folder)
-    lines.append(f"(read from {source}; nothing is sent anywhere)" if source.is_file() else
-                 f"(no progress recorded yet: `infergrade check` in {folder} records it in {source.name}; nothing is "
-                 f"sent anywhere)")
+    lines += fitted(tr("(read from {source}; nothing is sent anywhere)", source=source) if source.is_file() else
+                    tr("(no progress recorded yet: `infergrade check` in {folder} records it in {file}; nothing is "
+                       "sent anywhere)", folder=folder, file=source.name), width)
     return "\n".join(lines)
+
+
+def _next_lines(what: str, width: int | None) -> list[str]:
+    """'next: ' in bold, then what to do next; the lines it continues on are indented under it."""
+    head = tr("next: ")
+    lines = fitted(head + what, width, "", " " * 6)
+    return [click.style(head, bold=True) + lines[0].removeprefix(head), *lines[1:]]

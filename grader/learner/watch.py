@@ -13,9 +13,10 @@ import click
 
 from grader import hints, progress, topics as topic_registry
 from grader.exporters.terminal import printed_lines
+from grader.language import tr
 from grader.learner.overview import function_state
 from grader.learner.select_checks import check_units, unit_of
-from grader.wording import columns, count, word, wrap
+from grader.wording import count, fitted, pad, screen_width, wrap, wrap_width
 
 POLL_S = 0.05
 SETTLE_S = 0.02  # a save is read once the file has stopped changing for this long (editors write in steps)
@@ -112,65 +113,70 @@ class Watcher:
 def screen(watcher: Watcher, topic: str, note: str) -> str:
     """One screen, wrapped at words to the terminal's width: each function's verdict, the first failure with its
     misconception, what the code printed and its hint command, and what comes next."""
-    width = columns()
+    width = screen_width()
     checks = list(watcher.checks.get(topic, {}).values())
     title = f"infergrade watch — {topic}.py"
     lines = [click.style(title, bold=True) + line.removeprefix(title) if line.startswith(title) else line
-             for line in wrap(f"{title}  ({note})", width)] + [""]
+             for line in wrap(tr("{title}  ({note})", title=title, note=note), width)] + [""]
     by_unit: dict[str, list[dict]] = {}
     for c in checks:
-        by_unit.setdefault(unit_of(c["hint"]) or "(other)", []).append(c)
+        by_unit.setdefault(unit_of(c["hint"]) or tr("(other)"), []).append(c)
     for unit, group in by_unit.items():
         passed = sum(c["status"] == "passed" for c in group)
         state = function_state([{"status": c["status"], "passed": c["status"] == "passed", "function": c["hint"],
                                  "waiting_for": c["function"]} for c in group])
         waits = [w for c in group if (w := progress.blocked_by(c["status"], c["hint"], c["function"]))]
-        row = wrap(f"{state:12} {unit:28} {passed}/{count(len(group), 'check')}" +
-                   (f" ({count(len(waits), 'check')} {word(len(waits), 'waits', 'wait')} for "
-                    f"{', '.join(sorted(set(waits)))})" if waits else ""), width, "  ", " " * 13)
-        lines += [row[0].replace(state, click.style(state, fg=STATE_COLORS[state]), 1), *row[1:]]
+        said = dict(checks=count(len(waits), "check"), functions=", ".join(sorted(set(waits))))
+        waiting = (tr("({checks} waits for {functions})", **said) if len(waits) == 1 else
+                   tr("({checks} wait for {functions})", **said))
+        shown = tr(state)
+        row = wrap(f"{pad(shown, 12)} {pad(unit, 28)} {passed}/{count(len(group), 'check')}" +
+                   (f" {waiting}" if waits else ""), width, "  ", " " * 13)
+        lines += [row[0].replace(shown, click.style(shown, fg=STATE_COLORS[state]), 1), *row[1:]]
     lines.append("")
     error = watcher.errors.get(topic)
     failed = [c for c in checks if c["status"] not in ("passed", "not_started", "skipped")]
     failing = next((c for c in failed if not progress.blocked_by(c["status"], c["hint"], c["function"])),
                    next(iter(failed), None))  # a check that fails in its own function first
     if error:
-        lines += [click.style(line, fg="red") for line in wrap(f"{topic}.py could not be checked:", width)]
+        lines += fitted(tr("{module} could not be checked:", module=f"{topic}.py"), width, fg="red")
         lines += [part for line in error.splitlines()[:SHOWN_LINES] for part in wrap(line, width, "  ")]
     elif failing:
         lines += _failure(topic, failing, width)
     waiting = next((c for c in checks if c["status"] == "not_started"
                     and not progress.blocked_by(c["status"], c["hint"], c["function"])),
                    next((c for c in checks if c["status"] == "not_started"), None))
-    following = wrap("next: " + _next(watcher.folder, topic, error or failing, waiting), width, "", "      ")
-    lines += [click.style("next:", bold=True) + following[0].removeprefix("next:"), *following[1:]]
+    head = tr("next: ")
+    following = wrap(head + _next(watcher.folder, topic, error or failing, waiting), width, "", "      ")
+    lines += [click.style(head.rstrip(), bold=True) + following[0].removeprefix(head.rstrip()), *following[1:]]
     return "\n".join(lines)
 
 
 def _failure(topic: str, failing: dict, width: int) -> list[str]:
     """The first failure as `check` shows it: its message, the misconception's explanation in full (its symptom and
     why, never a hint's level), what the code printed, and the hint command."""
-    lines = [click.style(line, fg="red") for line in wrap(f"first failure: {failing['id']} — {failing['title']}",
-                                                           width)]
+    lines = fitted(tr("first failure: {id} — {title}", id=failing["id"], title=failing["title"]), width, fg="red")
     lines += [part for line in failing["message"].splitlines()[:SHOWN_LINES] for part in wrap(line, width, "  ")]
     why = failing["misconception"] and hints.explain(topic, failing["misconception"])
     if failing["misconception"]:
-        lines += wrap(f"misconception {failing['misconception']}" + (f": {why.strip()}" if why else ""), width, "  ")
+        lines += wrap(tr("misconception {id}: {why}", id=failing["misconception"], why=why.strip()) if why else
+                      tr("misconception {id}", id=failing["misconception"]), width, "  ")
     if failing.get("output"):
         lines += printed_lines(failing["output"], "  ", width)
     if failing["hint"]:
-        lines.append(f"  hint: infergrade hint {failing['hint']}")
+        lines.append("  " + tr("hint: infergrade hint {hint}", hint=failing["hint"]))
     return lines
 
 
 def _next(folder: Path, topic: str, failing, waiting: dict | None) -> str:
     if failing:
-        return f"fix {topic}.py and save"
+        return tr("fix {module} and save", module=f"{topic}.py")
     if waiting:
-        return f"write {waiting['function'] or unit_of(waiting['hint'])} (stuck? infergrade hint {waiting['hint']})"
+        return tr("write {function} (stuck? infergrade hint {hint})",
+                  function=waiting["function"] or unit_of(waiting["hint"]), hint=waiting["hint"])
     following = suggest(folder, after=topic)
-    return f"every public check of {topic} passes: infergrade watch {following}" if following else \
-        "every topic's public checks pass"
+    return tr("every public check of {topic} passes: infergrade watch {following}", topic=topic,
+              following=following) if following else tr("every topic's public checks pass")
 
 
 def suggest(folder: Path, after: str | None = None) -> str | None:
@@ -189,28 +195,31 @@ def watch(folder: Path, topics: list[str], first: str) -> None:
     """Check `first`, then re-check each watched topic when its file is saved, until Ctrl-C."""
     watcher = Watcher(folder, topics)
     seconds, checked = watcher.run(first, None)
-    _show(watcher, first, f"checked {count(checked, 'check')} in {seconds:.2f} s; save to re-check")
+    _show(watcher, first, tr("checked {checks} in {seconds} s; save to re-check", checks=count(checked, "check"),
+                             seconds=f"{seconds:.2f}"))
     while True:
         topic = watcher.saved()
         if topic is None:
             time.sleep(POLL_S)
             continue
         seconds, checked, units = watcher.recheck(topic)
-        note = f"re-checked {count(checked, 'check')} in {seconds:.2f} s"
+        note = tr("re-checked {checks} in {seconds} s", checks=count(checked, "check"), seconds=f"{seconds:.2f}")
         if units is None:
             _show(watcher, topic, note)
             continue
-        _show(watcher, topic, f"{note}; confirming the others…")
+        _show(watcher, topic, tr("{note}; confirming the others…", note=note))
         newer = watcher.saved()
         if newer is not None:  # a newer save is re-checked first
             watcher.stamps[newer] = None
             continue
         rest = {u for u in topic_registry.api(topic) if "." not in u} | {None}
         more, count2 = watcher.run(topic, rest - units)
-        _show(watcher, topic, f"{note}, then the other {count2} in {more:.2f} s")
+        _show(watcher, topic, tr("{note}, then the other {count} in {seconds} s", note=note, count=count2,
+                                 seconds=f"{more:.2f}"))
 
 
 def _show(watcher: Watcher, topic: str, note: str) -> None:
     click.clear()
     click.echo(screen(watcher, topic, note))
-    click.echo(f"[{time.strftime('%H:%M:%S')}] {note} — Ctrl-C to stop watching", err=True)
+    status = tr("[{time}] {note} — Ctrl-C to stop watching", time=time.strftime("%H:%M:%S"), note=note)
+    click.echo("\n".join(fitted(status, wrap_width())), err=True)

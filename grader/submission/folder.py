@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 from grader import topics as topic_registry
+from grader.language import tr
 from grader.sandbox import policy
 from grader.submission.opening import BadInput, FOLDER, open_below, open_given, path_of
 from grader.submission.snapshot import Snapshot, take
@@ -31,7 +32,8 @@ def resolve_submission(path: Path) -> tuple[Snapshot, str | None]:
         if stat.S_ISREG(info.st_mode) and path.suffix == ".ipynb":
             return _notebook_snapshot(path, top)
         if not stat.S_ISDIR(info.st_mode):
-            raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
+            raise BadInput(tr("submission {path} is not a folder (pass the folder that holds sampling.py etc.)",
+                              path=repr(str(path))))
         given = path_of(top, path)
         modules = [f"{t}.py" for t in topic_registry.all_topics()]
         if _holds_modules(top, modules):
@@ -39,16 +41,17 @@ def resolve_submission(path: Path) -> tuple[Snapshot, str | None]:
         found = _folders_with_modules(top, Path(), modules, SEARCH_DEPTH)
         expected = ", ".join(modules)
         if not found:
-            raise BadInput(f"no topic module in {str(given)!r} or the folders below it (looked {SEARCH_DEPTH} levels "
-                           f"down for any of: {expected})")
+            raise BadInput(tr("no topic module in {folder} or the folders below it (looked {depth} levels down for "
+                              "any of: {expected})", folder=repr(str(given)), depth=SEARCH_DEPTH, expected=expected))
         if len(found) > 1:
             listed = ", ".join(repr(str(f)) for f in found[:5])
-            raise BadInput(f"{str(given)!r} holds no topic module, and several folders below it do ({listed}): "
-                           f"pass the one to grade with --submission")
+            raise BadInput(tr("{folder} holds no topic module, and several folders below it do ({listed}): pass the "
+                              "one to grade with --submission", folder=repr(str(given)), listed=listed))
         below = open_below(top, found[0])
         try:
-            return _snapshot(below, given / found[0]), (f"{str(given)!r} holds no topic module: grading "
-                                                        f"{str(given / found[0])!r}, the one folder below it that does")
+            return _snapshot(below, given / found[0]), tr(
+                "{folder} holds no topic module: grading {below}, the one folder below it that does",
+                folder=repr(str(given)), below=repr(str(given / found[0])))
         finally:
             os.close(below)
     finally:
@@ -68,8 +71,9 @@ def _snapshot(folder: int, given: Path) -> Snapshot:
         material[(info.st_dev, info.st_ino)] = path
     inside = _inside(folder, material)
     if inside is not None:
-        raise BadInput(f"submission folder {str(given)!r} lies inside the grader's own {str(inside)!r}, "
-                       f"which is never graded as a submission; pass a folder of your own")
+        raise BadInput(tr("submission folder {folder} lies inside the grader's own {inside}, which is never graded "
+                          "as a submission; pass a folder of your own", folder=repr(str(given)),
+                          inside=repr(str(inside))))
     return take(folder, given)
 
 
@@ -109,7 +113,8 @@ def _notebook_snapshot(notebook: Path, opened: int) -> tuple[Snapshot, str]:
     except BaseException:
         snapshot.remove()
         raise
-    return snapshot, f"grading the tagged cells of {str(notebook)!r} ({', '.join(found)})"
+    return snapshot, tr("grading the tagged cells of {notebook} ({topics})", notebook=repr(str(notebook)),
+                        topics=", ".join(found))
 
 
 def _holds_modules(folder: int, modules: list[str]) -> bool:

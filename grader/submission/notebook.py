@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from grader import topics as topic_registry
+from grader.language import tr
 
 MAX_NOTEBOOK_BYTES = 16 * 2**20
 MODULE_MARK = "# {topic} module code"  # the imports cell's first line: found by it where no tags reach the kernel
@@ -29,20 +30,23 @@ def read_notebook(path: Path, opened: int | None = None) -> nbformat.NotebookNod
     """The notebook at `path` (read through `opened`, a descriptor of it, where given), read (never executed);
     ValueError says why it cannot be graded."""
     if opened is None and path.is_symlink():
-        raise ValueError(f"notebook {str(path)!r} is a symbolic link: pass the notebook itself")
+        raise ValueError(tr("notebook {path} is a symbolic link: pass the notebook itself", path=repr(str(path))))
     try:
         fd = os.dup(opened) if opened is not None else os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with open(fd, "rb") as f:  # no link, no FIFO wait
             data = f.read(MAX_NOTEBOOK_BYTES + 1)
     except OSError as exc:
-        raise ValueError(f"cannot read notebook {str(path)!r}: {exc.strerror}") from None
+        raise ValueError(tr("cannot read notebook {path}: {reason}", path=repr(str(path)), reason=exc.strerror)) \
+            from None
     if len(data) > MAX_NOTEBOOK_BYTES:
-        raise ValueError(f"notebook {str(path)!r} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
+        raise ValueError(tr("notebook {path} is larger than {mib} MiB", path=repr(str(path)),
+                            mib=MAX_NOTEBOOK_BYTES // 2**20))
     try:
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
         nbformat.validate(nb)  # cells, metadata and sources of the documented shapes before any is read
     except Exception as exc:  # noqa: BLE001 - any unreadable notebook is the submitter's problem
-        raise ValueError(f"{str(path)!r} is not a valid Jupyter notebook ({type(exc).__name__})") from None
+        raise ValueError(tr("{path} is not a valid Jupyter notebook ({error})", path=repr(str(path)),
+                            error=type(exc).__name__)) from None
     return nb
 
 
@@ -85,7 +89,8 @@ def stub_parts(topic: str, path: Path | None = None) -> dict[str, str]:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise ValueError(f"{path} is not valid Python (line {exc.lineno}: {exc.msg}): fix it first") from None
+        raise ValueError(tr("{path} is not valid Python (line {line}: {error}): fix it first", path=path,
+                            line=exc.lineno, error=exc.msg)) from None
     names = set(units(topic))
     lines = text.splitlines()
     parts, rest = {}, []
@@ -127,8 +132,8 @@ def write_modules(nb_path: Path, folder: Path, opened: int | None = None) -> lis
     topics, or ValueError."""
     modules = from_notebook(read_notebook(nb_path, opened))
     if not modules:
-        raise ValueError(f"notebook {str(nb_path)!r} has no cell tagged with a topic's function "
-                         f"(tags like 'sampling.top_p_filter', as `infergrade notebook` writes them)")
+        raise ValueError(tr("notebook {path} has no cell tagged with a topic's function (tags like "
+                            "'sampling.top_p_filter', as `infergrade notebook` writes them)", path=repr(str(nb_path))))
     for topic, source in modules.items():
         (folder / f"{topic}.py").write_text(source)
     return sorted(modules)

@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+from grader.language import tr
+
 FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NONBLOCK
 NO_LINK = os.O_NOFOLLOW  # with FOLDER: ELOOP where the component is a link
 FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC  # a FIFO never blocks the open
@@ -56,19 +58,23 @@ def _open_component(folder: int, part: str, last: bool, follow: bool, path: Path
             if stat.S_ISREG(info.st_mode):
                 return os.open(part, FILE, dir_fd=folder)
             if not stat.S_ISDIR(info.st_mode) and not stat.S_ISLNK(info.st_mode):
-                raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py "
-                               f"etc.)")
+                raise BadInput(tr("submission {path} is not a folder (pass the folder that holds sampling.py etc.)",
+                                  path=repr(str(path))))
         return os.open(part, FOLDER | (0 if follow or part in (".", "..") else NO_LINK), dir_fd=folder)
     except OSError as exc:
         target = link_target(folder, part)
         if target is not None:
-            what = "is a symbolic link" if last else f"passes through the symbolic link {str(shown)!r}"
-            raise BadInput(f"submission {str(path)!r} {what} (to {target!r}): the grader grades only a real folder "
-                           f"or notebook, never what a link points to; pass the folder itself") from None
+            said = dict(path=repr(str(path)), link=repr(str(shown)), target=repr(target))
+            raise BadInput(tr("submission {path} is a symbolic link (to {target}): the grader grades only a real "
+                              "folder or notebook, never what a link points to; pass the folder itself", **said) if last
+                           else tr("submission {path} passes through the symbolic link {link} (to {target}): the "
+                                   "grader grades only a real folder or notebook, never what a link points to; pass "
+                                   "the folder itself", **said)) from None
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise BadInput(f"submission folder {str(path)!r} does not exist (run from the folder that holds it, or "
-                           f"pass --submission DIR)") from None
-        raise BadInput(f"submission {str(path)!r} cannot be opened: {exc.strerror}") from None
+            raise BadInput(tr("submission folder {path} does not exist (run from the folder that holds it, or pass "
+                              "--submission DIR)", path=repr(str(path)))) from None
+        raise BadInput(tr("submission {path} cannot be opened: {reason}", path=repr(str(path)),
+                          reason=exc.strerror)) from None
 
 
 def open_below(top: int, relative: Path) -> int:

@@ -12,6 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from grader.language import tr
 from grader.sandbox import mounts
 from grader.sandbox.folders import CHILD_FOLDER
 from grader.submission.opening import BadInput, link_target, open_given, path_of
@@ -76,9 +77,9 @@ class Snapshot:
             self.refuse_link(relative, folder, name)
 
     def refuse_link(self, relative: str, folder: int, name: str) -> None:
-        raise BadInput(f"submission folder {str(self.given)!r} holds the symbolic link {relative!r} (to "
-                       f"{link_target(folder, name)!r}): the grader reads only the files themselves; put the file "
-                       f"in its place")
+        raise BadInput(tr("submission folder {folder} holds the symbolic link {link} (to {target}): the grader reads "
+                          "only the files themselves; put the file in its place", folder=repr(str(self.given)),
+                          link=repr(relative), target=repr(link_target(folder, name))))
 
 
 def take(top: int, given: Path) -> Snapshot:
@@ -102,7 +103,8 @@ def of_folder(path: Path) -> Snapshot:
     fd, info = open_given(path)
     try:
         if not stat.S_ISDIR(info.st_mode):
-            raise BadInput(f"submission {str(path)!r} is not a folder (pass the folder that holds sampling.py etc.)")
+            raise BadInput(tr("submission {path} is not a folder (pass the folder that holds sampling.py etc.)",
+                              path=repr(str(path))))
         return take(fd, path_of(fd, path))
     finally:
         os.close(fd)
