@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from grader import topics as topic_registry
+from grader import language, topics as topic_registry
 
 FAILING = ("failed", "error", "timeout")
 SOURCE_BYTES = 2**20  # a topic module larger than this is not read for its calls
@@ -69,8 +69,11 @@ def point_at_callees(results: list, submission: Path) -> None:
         first = sorted(calls_of[r.topic].get(function, set()) & failing[r.topic])
         if first:
             named = ", ".join(f"`{f}`" for f in first)
-            r.message = (f"check {named} first: {'it fails its' if len(first) == 1 else 'they fail their'} own "
-                         f"checks, and {function} calls {'it' if len(first) == 1 else 'them'}\n{r.message}")
+            first_line = (language.tr("check {named} first: it fails its own checks, and {function} calls it",
+                                      named=named, function=function) if len(first) == 1 else
+                          language.tr("check {named} first: they fail their own checks, and {function} calls them",
+                                      named=named, function=function))
+            r.message = f"{first_line}\n{r.message}"
 
 
 @functools.cache

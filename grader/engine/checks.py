@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
+from grader.language import tr
 from grader.sandbox.codec import Opaque
 from grader.wording import count
 
@@ -39,7 +40,8 @@ def require(module: str, extra: str) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        pytest.skip(f"needs {module}, which is not installed here: pip install 'infergrade[{extra}]'")
+        pytest.skip(tr("needs {module}, which is not installed here: pip install 'infergrade[{extra}]'",
+                       module=module, extra=extra))
 
 
 class CheckFailure(AssertionError):
@@ -57,7 +59,7 @@ def fail(message: str, misconception: str | None = None):
 def more_failing(extra: int) -> str:
     """What follows the one failing case a check shows when `extra` others failed too: ' (and 1 more failing
     case)', ' (and 3 more failing cases)'; '' when it was the only one."""
-    return f" (and {count(extra, 'more failing case')})" if extra > 0 else ""
+    return tr(" (and {cases})", cases=count(extra, "more failing case")) if extra > 0 else ""
 
 
 def type_name(x) -> str:
@@ -71,8 +73,9 @@ def expect_type(value, types, what: str):
     types = types if isinstance(types, tuple) else (types,)
     ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
     if not ok:
-        wanted = " or ".join("Tensor" if t is torch.Tensor else t.__name__ for t in types)
-        fail(f"{what} returned {type_name(value)} {_short(value)}, expected {wanted}")
+        wanted = tr(" or ").join("Tensor" if t is torch.Tensor else t.__name__ for t in types)
+        fail(tr("{what} returned {type} {value}, expected {wanted}", what=what, type=type_name(value),
+                value=_short(value), wanted=wanted))
     return value
 
 
@@ -80,11 +83,12 @@ def expect_length(value, what: str, count: int | None = None, at_most: int | Non
     """The number of items of a reply (a list, tuple, dict or str; a tensor's elements), failing unless it is
     `count` or at most `at_most`: checked before a check converts the reply, so that a huge one costs nothing."""
     if not isinstance(value, (list, tuple, dict, str, torch.Tensor)):
-        fail(f"{what} returned {type_name(value)}, expected a sequence")
+        fail(tr("{what} returned {type}, expected a sequence", what=what, type=type_name(value)))
     size = value.numel() if isinstance(value, torch.Tensor) else len(value)
     if (count is not None and size != count) or (at_most is not None and size > at_most):
-        wanted = f"exactly {count}" if count is not None else f"at most {at_most}"
-        fail(f"{what} returned {type_name(value)} of {size} items, expected {wanted}")
+        said = dict(what=what, type=type_name(value), size=size, count=count, at_most=at_most)
+        fail(tr("{what} returned {type} of {size} items, expected exactly {count}", **said) if count is not None
+             else tr("{what} returned {type} of {size} items, expected at most {at_most}", **said))
     return size
 
 
@@ -125,7 +129,7 @@ def expect_equal(actual, expected, what: str, misconception: str | None = None, 
     if _same(actual, expected):
         return
     found = misconception or diagnose(actual, misconceptions, _same)
-    fail(f"{what}: expected {_show(expected)}, got {_show(actual)}", found)
+    fail(tr("{what}: expected {expected}, got {got}", what=what, expected=_show(expected), got=_show(actual)), found)
 
 
 def _show(x) -> str:
@@ -142,15 +146,16 @@ def expect_close(actual, expected: torch.Tensor, what: str, atol: float, rtol: f
     """Compare a tensor result with an expected one within |a - e| <= atol + rtol * |e| (see CHECKS.md)."""
     expect_type(actual, torch.Tensor, what)
     if tuple(actual.shape) != tuple(expected.shape):
-        fail(f"{what} returned shape {list(actual.shape)}, expected {list(expected.shape)}")
+        fail(tr("{what} returned shape {shape}, expected {expected}", what=what, shape=list(actual.shape),
+                expected=list(expected.shape)))
     if dtype is not None and actual.dtype != dtype:
-        fail(f"{what} returned dtype {actual.dtype}, expected {dtype}")
+        fail(tr("{what} returned dtype {dtype}, expected {expected}", what=what, dtype=actual.dtype, expected=dtype))
     problem = mismatch(actual, expected, atol, rtol)
     if problem is None:
         return
     predicted = misconception or diagnose(
         actual, misconceptions, lambda a, p: mismatch(a, p.to(expected.dtype), atol, rtol) is None)
-    fail(f"{what}: {problem}", predicted)
+    fail(tr("{what}: {problem}", what=what, problem=problem), predicted)
 
 
 def mismatch(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: float) -> str | None:
@@ -158,14 +163,17 @@ def mismatch(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: fl
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(torch.float64)
     if a.shape != e.shape:
-        return f"shape {list(a.shape)} != {list(e.shape)}"
+        return tr("shape {shape} != {expected}", shape=list(a.shape), expected=list(e.shape))
     for label, mask_fn in (("nan", torch.isnan), ("+inf", lambda t: t == float("inf")),
                            ("-inf", lambda t: t == float("-inf"))):
         ma, me = mask_fn(a), mask_fn(e)
         if not torch.equal(ma, me):
             idx = tuple(torch.nonzero(ma != me)[0].tolist())
-            return (f"at index {list(idx)} expected {e[idx].item():.6g}, got {a[idx].item():.6g} "
-                    f"({label} where it should{'' if bool(me[idx]) else ' not'} be)")
+            said = dict(index=list(idx), expected=e[idx].item(), got=a[idx].item(), label=label)
+            return (tr("at index {index} expected {expected:.6g}, got {got:.6g} ({label} where it should be)", **said)
+                    if bool(me[idx]) else
+                    tr("at index {index} expected {expected:.6g}, got {got:.6g} ({label} where it should not be)",
+                       **said))
     finite = torch.isfinite(e)
     err = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
     allowed = atol + rtol * e.abs().where(finite, torch.zeros_like(e))
@@ -173,9 +181,10 @@ def mismatch(actual: torch.Tensor, expected: torch.Tensor, atol: float, rtol: fl
     if excess.numel() == 0 or excess.max() <= 0:
         return None
     idx = tuple(torch.nonzero(excess == excess.max())[0].tolist())
-    return (f"worst error {err[idx].item():.3g} at index {list(idx)}: expected {e[idx].item():.8g}, got "
-            f"{a[idx].item():.8g} (tolerance atol={atol:.3g} + rtol={rtol:.3g}·|expected|; "
-            f"{int((excess > 0).sum())} of {excess.numel()} elements outside it)")
+    return tr("worst error {error:.3g} at index {index}: expected {expected:.8g}, got {got:.8g} (tolerance "
+              "atol={atol:.3g} + rtol={rtol:.3g}·|expected|; {outside} of {elements} elements outside it)",
+              error=err[idx].item(), index=list(idx), expected=e[idx].item(), got=a[idx].item(), atol=atol, rtol=rtol,
+              outside=int((excess > 0).sum()), elements=excess.numel())
 
 
 def expect_raises(exc_type: type, fn, *args, **kwargs) -> str:
@@ -187,7 +196,9 @@ def expect_raises(exc_type: type, fn, *args, **kwargs) -> str:
     except SubmissionRaised as raised:
         if exc_type.__name__ in raised.type_names:
             return raised.message
-        fail(f"{raised.call} raised {raised.type_name}: {raised.message}; expected {exc_type.__name__}")
+        fail(tr("{call} raised {type}: {message}; expected {expected}", call=raised.call, type=raised.type_name,
+                message=raised.message, expected=exc_type.__name__))
     owner = getattr(fn, "owner", None)
-    what = owner.last_call if owner is not None else getattr(fn, "__name__", "the call")
-    fail(f"{what} returned {_short(result)}; expected it to raise {exc_type.__name__}")
+    what = owner.last_call if owner is not None else getattr(fn, "__name__", tr("the call"))
+    fail(tr("{what} returned {result}; expected it to raise {expected}", what=what, result=_short(result),
+            expected=exc_type.__name__))

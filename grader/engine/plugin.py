@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from grader import language
 from grader.engine import goldens
 from grader.engine.checks import CheckFailure, CheckMeta
 from grader.interrupt import Interrupted, as_interrupted
@@ -155,7 +156,9 @@ class ScorePlugin:
         self.pool.enter_topic(result.topic)
         if self.timeouts_in_row.get(result.topic, 0) >= TIMEOUTS_TO_STOP:
             result.stopped = True
-            raise ChildFailure("timeout", f"not run: {result.topic}'s checks were {STOPPED}")
+            raise ChildFailure("timeout", language.tr("not run: {topic}'s checks were stopped after {timeouts} checks "
+                                                      "timed out in a row", topic=result.topic,
+                                                      timeouts=TIMEOUTS_TO_STOP))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -232,14 +235,16 @@ def _assertion_source(exc: AssertionError) -> str:
         if CHECKS_DIR in path.parents:
             line = linecache.getline(frame.filename, frame.lineno).strip()
             return f"{path.relative_to(CHECKS_DIR)}:{frame.lineno}: {line}"
-    return "a check assertion"
+    return language.tr("a check assertion")
 
 
-def _builtin_name(type_name: str) -> str:
-    """A built-in exception's name, else a fixed phrase: the submission names its own classes, and a hidden
-    check's message must not carry text the submission chose."""
+def _raised(type_name: str) -> str:
+    """'raised ValueError' for a built-in exception, else a fixed phrase: the submission names its own classes, and
+    a hidden check's message must not carry text the submission chose."""
     value = getattr(builtins, type_name, None)
-    return type_name if isinstance(value, type) and issubclass(value, BaseException) else "an exception"
+    if isinstance(value, type) and issubclass(value, BaseException):
+        return language.tr("raised {exception}", exception=type_name)
+    return language.tr("raised an exception")
 
 
 def classify(result: CheckResult, exc: BaseException, public: bool) -> None:
@@ -248,31 +253,36 @@ def classify(result: CheckResult, exc: BaseException, public: bool) -> None:
     Every message is the grader's own text: the same for the same submission and seed on any pytest or
     hypothesis version.
     """
+    tr = language.tr
     exc = _first_leaf(exc)
     if isinstance(exc, ChildFailure):
         status, message = exc.status, str(exc)
-        category = ("timed out" if exc.status == "timeout" else "the result was larger than the check accepts"
-                    if isinstance(exc, ReplyTooLarge) else "the submission crashed or could not be imported")
+        category = (tr("timed out") if exc.status == "timeout" else tr("the result was larger than the check accepts")
+                    if isinstance(exc, ReplyTooLarge) else tr("the submission crashed or could not be imported"))
         result.import_failure = exc.import_failure
     elif isinstance(exc, NotImplementedYet):
-        status, message, category = "not_started", str(exc), "not implemented yet"
+        status, message, category = "not_started", str(exc), tr("not implemented yet")
         result.function = exc.function
     elif isinstance(exc, SubmissionRaised):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        status, message, category = "error", f"{exc}{where}", f"raised {_builtin_name(exc.type_name)}"
+        status, message = "error", f"{exc}{where}"
+        category = _raised(exc.type_name)
         result.function = exc.function
     elif isinstance(exc, AssertionError):
         # a bare assert is reported by its source line: pytest's rendering of it varies and shows object reprs
-        message = str(exc) if isinstance(exc, CheckFailure) else f"check failed at {_assertion_source(exc)}"
-        status, category = "failed", "wrong result"
+        message = str(exc) if isinstance(exc, CheckFailure) else tr("check failed at {where}",
+                                                                     where=_assertion_source(exc))
+        status, category = "failed", tr("wrong result")
         result.misconception = getattr(exc, "misconception", None) or result.tagged
     else:
-        status, category = "error", "the grader could not evaluate the result"
-        message = f"grader error while running this check: {type(exc).__name__}: {exc}"
+        status, category = "error", tr("the grader could not evaluate the result")
+        message = tr("grader error while running this check: {type}: {error}", type=type(exc).__name__, error=exc)
         result.internal_error = True
     result.status = status
     example = getattr(exc, EXAMPLE, None)
     if public:
-        result.message = message + (f"\nshrunk inputs: {example}" if example and status == "failed" else "")
-    else:
-        result.message = f"{result.title}: {category}"
+        result.message = message + (tr("\nshrunk inputs: {example}", example=example)
+                                    if example and status == "failed" else "")
+    else:  # the title and the kind of failure only: a hidden check's message must not carry its inputs out
+        title = language.topic_text(result.topic, "titles", result.id.split(".", 1)[1], result.title)
+        result.message = tr("{title}: {category}", title=title, category=category)

@@ -8,6 +8,7 @@ import resource
 import socket
 import time
 
+from grader.language import tr
 from grader.sandbox import child as wire
 from grader.sandbox import codec, served, watchdog
 from grader.sandbox.failures import ChildFailure, ReplyTooLarge, describe_status, exception_info
@@ -51,21 +52,22 @@ class Child:
         """Wait until the submission is imported; ChildFailure says why when it could not be."""
         if self.ready:
             return
-        first = self._receive(timeout, f"starting the sandbox for {self.topic}.py", importing=True)
+        first = self._receive(timeout, tr("starting the sandbox for {topic}.py", topic=self.topic), importing=True)
         if first[0] != "isolated" or not isinstance(first[1], dict):
             self.close()
-            raise ChildFailure("error", "the sandboxed child did not report its isolation")
+            raise ChildFailure("error", tr("the sandboxed child did not report its isolation"))
         self.info = first[1]
-        reply = self._receive(timeout, f"importing {self.topic}.py", importing=True)
+        reply = self._receive(timeout, tr("importing {topic}.py", topic=self.topic), importing=True)
         if reply[0] == "import_error":
             info = exception_info(reply[1])
             where = f"\n{info['where']}" if info["where"] else ""
             self.close()
-            raise ChildFailure("error", f"could not import {self.topic}.py: {info['type']}: "
-                                        f"{info['message']}{where}", import_failure=True)
+            raise ChildFailure("error", tr("could not import {topic}.py: {type}: {message}{where}", topic=self.topic,
+                                           type=info["type"], message=info["message"], where=where),
+                               import_failure=True)
         if reply[0] != "ready":
             self.close()
-            raise ChildFailure("error", f"the child sent {reply[0]!r} where 'ready' was expected")
+            raise ChildFailure("error", tr("the child sent {reply!r} where 'ready' was expected", reply=reply[0]))
         if self.info.get("pid_namespace") and self.sandbox is None:  # a sandbox's check says its own pid
             self.inner_pid = self._inner_pid()
         self.ready = True
@@ -110,26 +112,29 @@ class Child:
             raise ReplyTooLarge(what, exc.size, exc.limit) from None
         except (socket.timeout, TimeoutError):
             self.close()
-            raise ChildFailure("timeout", f"{what} did not finish within {limit or timeout:g} s (an endless loop?)",
-                               import_failure=importing) from None
+            raise ChildFailure("timeout", tr("{what} did not finish within {seconds:g} s (an endless loop?)",
+                                             what=what, seconds=limit or timeout), import_failure=importing) from None
         except (OSError, codec.DecodeError) as exc:
             self.close()
-            raise ChildFailure("error", f"lost contact with the submission during {what}: {exc}") from None
+            raise ChildFailure("error", tr("lost contact with the submission during {what}: {error}", what=what,
+                                           error=exc)) from None
         if frame is None:  # it is ending: its own status says how (tearing down its namespaces may take seconds)
             status = self.close(grace=ENDING_GRACE)
             how = self.watch.killed() or (watchdog.memory_message(self.memory_bytes) if self.killed_for_memory else
                                           describe_status(status) if status is not None else
-                                          f"closed its channel to the grader and did not end within "
-                                          f"{ENDING_GRACE:g} s (the grader stopped it)")
-            raise ChildFailure("error", f"the submission process {how} during {what}", import_failure=importing)
+                                          tr("closed its channel to the grader and did not end within {seconds:g} s "
+                                             "(the grader stopped it)", seconds=ENDING_GRACE))
+            raise ChildFailure("error", tr("the submission process {how} during {what}", how=how, what=what),
+                               import_failure=importing)
         try:
             reply = codec.decode(frame)
         except codec.DecodeError as exc:
             self.close()
-            raise ChildFailure("error", f"{what} sent back a malformed result ({exc})") from None
+            raise ChildFailure("error", tr("{what} sent back a malformed result ({error})", what=what,
+                                           error=exc)) from None
         if not (isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[0], str)):
             self.close()
-            raise ChildFailure("error", f"{what} sent back a malformed reply")
+            raise ChildFailure("error", tr("{what} sent back a malformed reply", what=what))
         return reply
 
     def peak_rss_reset(self) -> None:

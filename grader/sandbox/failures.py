@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
+from grader.language import tr
 from grader.text import printable
 
 
@@ -17,7 +18,7 @@ class SubmissionRaised(Exception):
         self.type_names = list(info["types"])
         self.message = info["message"]
         self.where = info.get("where", "")
-        super().__init__(f"{call} raised {self.type_name}: {self.message}")
+        super().__init__(tr("{call} raised {type}: {message}", call=call, type=self.type_name, message=self.message))
 
 
 class NotImplementedYet(BaseException):
@@ -28,9 +29,10 @@ class NotImplementedYet(BaseException):
 
     def __init__(self, function: str, called: str | None = None):
         self.function = function
-        super().__init__(f"{function} is not implemented yet (it raises NotImplementedError)" if called in
-                         (None, function) else f"{called} waits for {function}, which is not implemented yet "
-                                               f"(it raises NotImplementedError)")
+        super().__init__(tr("{function} is not implemented yet (it raises NotImplementedError)", function=function)
+                         if called in (None, function) else
+                         tr("{called} waits for {function}, which is not implemented yet (it raises "
+                            "NotImplementedError)", called=called, function=function))
 
 
 class ChildFailure(BaseException):
@@ -51,8 +53,10 @@ class ReplyTooLarge(ChildFailure):
     read, is ended."""
 
     def __init__(self, what: str, size: int, budget: int):
-        super().__init__("failed", f"{what} sent back a reply of {size} bytes ({size / 2**20:.1f} MiB), more than "
-                                   f"the {budget} bytes ({budget / 2**20:.1f} MiB) this check accepts from one call")
+        super().__init__("failed", tr("{what} sent back a reply of {size} bytes ({size_mib:.1f} MiB), more than the "
+                                      "{budget} bytes ({budget_mib:.1f} MiB) this check accepts from one call",
+                                      what=what, size=size, size_mib=size / 2**20, budget=budget,
+                                      budget_mib=budget / 2**20))
 
 
 def exception_info(value) -> dict:
@@ -76,9 +80,9 @@ def describe_status(status: int) -> str:
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         if sig == signal.SIGSEGV:
-            return "crashed with a segmentation fault (SIGSEGV)"
+            return tr("crashed with a segmentation fault (SIGSEGV)")
         if sig == signal.SIGKILL:
-            return "was killed (SIGKILL), most likely for running out of memory"
-        return f"was killed by signal {name}"
+            return tr("was killed (SIGKILL), most likely for running out of memory")
+        return tr("was killed by signal {signal}", signal=name)
     code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else status
-    return f"exited with code {code} (os._exit or a crash)"
+    return tr("exited with code {code} (os._exit or a crash)", code=code)

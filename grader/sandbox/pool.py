@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from grader.language import tr
 from grader.sandbox.connection import Child
 from grader.sandbox.failures import ChildFailure
 from grader.sandbox.folders import make_folder, remove_folder, remove_left_behind
@@ -53,9 +54,9 @@ class ChildPool:
 
     def deadline_text(self) -> str:
         """`the run's deadline of 60 s`, or `sampling's share (30 s) of the run's deadline of 60 s`."""
-        run = f"the run's deadline of {self.deadline_s:g} s"
+        run = tr("the run's deadline of {seconds:g} s", seconds=self.deadline_s)
         return run if self.share_s == self.deadline_s or self.topic is None else \
-            f"{self.topic}'s share ({self.share_s:g} s) of {run}"
+            tr("{topic}'s share ({seconds:g} s) of {run}", topic=self.topic, seconds=self.share_s, run=run)
 
     def check_deadline(self) -> float:
         """Seconds to the run's deadline (infinite without one); notes when it has passed."""
@@ -67,7 +68,8 @@ class ChildPool:
         """Seconds to the run's deadline; a timeout ChildFailure once it has passed."""
         left = self.check_deadline()
         if left <= 0:
-            raise ChildFailure("timeout", f"{self.deadline_text()} passed before {what}")
+            raise ChildFailure("timeout", tr("{deadline} passed before {what}", deadline=self.deadline_text(),
+                                             what=what))
         return left
 
     def take(self, config: dict) -> Child:

@@ -8,6 +8,7 @@ import time
 import torch
 
 from grader import toys
+from grader.language import tr
 from grader.sandbox import codec, served
 from grader.sandbox.connection import IMPORT_TIMEOUT, OUTPUT_BYTES, REPLY_BYTES, Child
 from grader.sandbox.failures import ChildFailure, NotImplementedYet, SubmissionRaised, exception_info
@@ -202,7 +203,7 @@ class Submission:
             raise self._failure
         if self._child is None:
             try:
-                left = self._pool.time_left(f"importing {self._config['topic']}.py")
+                left = self._pool.time_left(tr("importing {topic}.py", topic=self._config["topic"]))
                 self._child = self._pool.take(self._config)
                 self._child.wait_ready(min(IMPORT_TIMEOUT, left))
             except ChildFailure as failure:
@@ -218,8 +219,9 @@ class Submission:
         child = self._ensure()
         child.peak_rss_reset()
         if self._budget_left <= 0:
-            self._failure = ChildFailure("timeout", f"the check used up its {CHECK_BUDGET:g} s budget "
-                                                    f"before {what} (the submission is too slow)")
+            self._failure = ChildFailure("timeout", tr("the check used up its {seconds:g} s budget before {what} "
+                                                       "(the submission is too slow)", seconds=CHECK_BUDGET,
+                                                       what=what))
             raise self._failure
         try:
             left = self._pool.time_left(what)
@@ -232,10 +234,11 @@ class Submission:
             kind, value = child.request(message, limit, what, self._served, self._reply_bytes)
         except ChildFailure as failure:
             if failure.status == "timeout" and limit < self._timeout:  # say which limit, not a tiny timeout
-                failure = ChildFailure("timeout", f"{self._pool.deadline_text()} passed during {what}"
+                failure = ChildFailure("timeout", tr("{deadline} passed during {what}",
+                                                     deadline=self._pool.deadline_text(), what=what)
                                        if limit == left else
-                                       f"the check used up its {CHECK_BUDGET:g} s budget during {what} "
-                                       f"(the submission is too slow)")
+                                       tr("the check used up its {seconds:g} s budget during {what} (the "
+                                          "submission is too slow)", seconds=CHECK_BUDGET, what=what))
             self._failure = failure
             self._pool.check_deadline()
             raise failure from None
@@ -247,13 +250,15 @@ class Submission:
                 self.raised_by = name
                 raise self._not_written(name, value)
             if child.output_full:
-                value = {**value, "message": f"{value['message']} — the submission printed more than the "
-                                             f"{OUTPUT_BYTES // 2**20} MiB of output allowed"}
+                value = {**value, "message": tr("{message} — the submission printed more than the {mib} MiB of "
+                                                "output allowed", message=value["message"],
+                                                mib=OUTPUT_BYTES // 2**20)}
             raised = SubmissionRaised(what, value, name)
             signature = self._signature_of(name)
             if value["type"] == "TypeError" and signature and "argument" in value["message"]:
-                raised.message += f" (the contract's signature is {signature})"
-                raised.args = (f"{what} raised TypeError: {raised.message}",)
+                raised.message += tr(" (the contract's signature is {signature})", signature=signature)
+                raised.args = (tr("{call} raised {type}: {message}", call=what, type="TypeError",
+                                  message=raised.message),)
             raise raised
         return self._wrap(value)
 
@@ -269,8 +274,9 @@ class Submission:
             return NotImplementedYet(function, called)
         helper = SubmissionRaised(called, value, called)
         shown = f"{value['message']!r}" if value["message"] else ""
-        helper.args = (f"{called} calls `{function}` ({raised['file']}:{raised['line']}), which still raises "
-                       f"NotImplementedError({shown})",)
+        helper.args = (tr("{called} calls `{function}` ({file}:{line}), which still raises "
+                          "NotImplementedError({shown})", called=called, function=function, file=raised["file"],
+                          line=raised["line"], shown=shown),)
         return helper
 
     def _wrap(self, value):

@@ -328,7 +328,10 @@ def kill_others() -> None:
 def memory_message(cap: int) -> str:
     """How a sandbox killed for passing its summed memory cap of `cap` bytes ended, in words (the watchdog's kill
     and the kernel's, in a memory cgroup, read alike)."""
-    return f"was killed by the sandbox: its processes together held more than {cap / 2**30:.1f} GiB of memory"
+    from grader.language import tr  # the grader's side only: the sandbox's PID 1 imports this module too
+
+    return tr("was killed by the sandbox: its processes together held more than {gib:.1f} GiB of memory",
+              gib=cap / 2**30)
 
 
 class Page:
@@ -366,7 +369,9 @@ class Page:
         if reason == MEMORY:
             return memory_message(self.view[CAP])
         if reason == TASKS_KILLED:
-            return f"was killed by the sandbox: it ran more than {TASKS} processes and threads at once"
+            from grader.language import tr
+
+            return tr("was killed by the sandbox: it ran more than {tasks} processes and threads at once", tasks=TASKS)
         return None
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, precondition, rule
 
 import grader.toys.paged_kv as toys
-from grader.engine import SubmissionRaised, fail
+from grader.engine import SubmissionRaised, fail, tr
 
 SEQ_IDS = (0, 1, 2)
 
@@ -63,7 +63,7 @@ class AllocatorMachine(RuleBasedStateMachine):
     def broken(self, problem: str, misconception: str | None = None):
         """Fail the check, showing the (shrunk) operations that led here."""
         ops = "\n  ".join(self.ops)
-        fail(f"{problem}\nafter these operations:\n  {ops}", misconception)
+        fail(tr("{problem}\nafter these operations:\n  {ops}", problem=problem, ops=ops), misconception)
 
     def call(self, method: str, *args):
         """Run alloc.<method>(*args) in the child and log the call with its answer (or what it raised)."""
@@ -71,7 +71,7 @@ class AllocatorMachine(RuleBasedStateMachine):
         try:
             result = getattr(self.alloc, method)(*args)
         except SubmissionRaised as raised:
-            self.ops.append(f"{shown} raised {raised.type_name}")
+            self.ops.append(tr("{call} raised {type}", call=shown, type=raised.type_name))
             raise
         self.ops.append(f"{shown} -> {result!r}" if result is not None else shown)
         return result
@@ -81,10 +81,11 @@ class AllocatorMachine(RuleBasedStateMachine):
         try:
             state = self.sub.make(toys.allocator_state, self.alloc, sorted(self.tokens))
         except SubmissionRaised as raised:
-            self.broken(f"reading back num_free_blocks(), block_table() and seq_len() of the live sequences "
-                        f"{sorted(self.tokens)} raised {raised.type_name}: {raised.message}")
+            self.broken(tr("reading back num_free_blocks(), block_table() and seq_len() of the live sequences {live} "
+                           "raised {type}: {message}", live=sorted(self.tokens), type=raised.type_name,
+                           message=raised.message))
         if not is_int(state["free"]):
-            self.broken(f"num_free_blocks() returned {state['free']!r}, expected an int")
+            self.broken(tr("num_free_blocks() returned {free!r}, expected an int", free=state["free"]))
         return state
 
     def verify(self, state: dict):
@@ -93,21 +94,26 @@ class AllocatorMachine(RuleBasedStateMachine):
         for seq_id, tokens in self.tokens.items():
             table, length = as_table(state["tables"][seq_id]), state["lengths"][seq_id]
             if table is None or not all(0 <= b < self.num_blocks for b in table):
-                self.broken(f"block_table({seq_id}) returned {state['tables'][seq_id]!r}, expected a list of "
-                            f"block ids in [0, {self.num_blocks})")
+                self.broken(tr("block_table({seq_id}) returned {table!r}, expected a list of block ids in "
+                               "[0, {blocks})", seq_id=seq_id, table=state["tables"][seq_id], blocks=self.num_blocks))
             if length != len(tokens):
-                self.broken(f"seq_len({seq_id}) returned {length!r}, expected {len(tokens)}")
+                self.broken(tr("seq_len({seq_id}) returned {length!r}, expected {expected}", seq_id=seq_id,
+                               length=length, expected=len(tokens)))
             if len(table) != blocks_for(len(tokens), size):
-                self.broken(f"block_table({seq_id}) = {list(table)} lists {len(table)} blocks for {len(tokens)} "
-                            f"tokens; with block_size {size} it needs {blocks_for(len(tokens), size)}")
+                self.broken(tr("block_table({seq_id}) = {table} lists {listed} blocks for {tokens} tokens; with "
+                               "block_size {size} it needs {needed}", seq_id=seq_id, table=list(table),
+                               listed=len(table), tokens=len(tokens), size=size,
+                               needed=blocks_for(len(tokens), size)))
             read = [self.pool[table[i // size]][i % size] for i in range(len(tokens))]
             if read != tokens:
-                self.broken(f"sequence {seq_id} reads back {read} through block_table({seq_id}) = {list(table)}, "
-                            f"expected its tokens {tokens} (the pool holds {self.pool})")
+                self.broken(tr("sequence {seq_id} reads back {read} through block_table({seq_id}) = {table}, expected "
+                               "its tokens {tokens} (the pool holds {pool})", seq_id=seq_id, read=read,
+                               table=list(table), tokens=tokens, pool=self.pool))
         in_use = {b for table in state["tables"].values() for b in table}
         if state["free"] != self.num_blocks - len(in_use):
-            self.broken(f"num_free_blocks() returned {state['free']!r}, but the live block tables use "
-                        f"{len(in_use)} of the {self.num_blocks} blocks: free + in use must equal the total")
+            self.broken(tr("num_free_blocks() returned {free!r}, but the live block tables use {in_use} of the "
+                           "{blocks} blocks: free + in use must equal the total", free=state["free"],
+                           in_use=len(in_use), blocks=self.num_blocks))
         self.tables = {seq_id: as_table(table) for seq_id, table in state["tables"].items()}
         self.free = state["free"]
 
@@ -136,11 +142,12 @@ class AllocatorMachine(RuleBasedStateMachine):
             slot = self.call("append", seq_id)
         except SubmissionRaised as raised:
             if not (needs_block and self.free == 0):
-                self.broken(f"append({seq_id}) raised {raised.type_name}: {raised.message}, with {self.free} blocks "
-                            f"free{self.stale_share(seq_id)}", self.stale_share_misconception(seq_id))
+                self.broken(tr("append({seq_id}) raised {type}: {message}, with {free} blocks free{stale}",
+                               seq_id=seq_id, type=raised.type_name, message=raised.message, free=self.free,
+                               stale=self.stale_share(seq_id)), self.stale_share_misconception(seq_id))
             if raised.type_name != "OutOfBlocks" or "RuntimeError" not in raised.type_names:
-                self.broken(f"append({seq_id}) with no free block raised {raised.type_name}: {raised.message}; "
-                            f"expected OutOfBlocks, a RuntimeError")
+                self.broken(tr("append({seq_id}) with no free block raised {type}: {message}; expected OutOfBlocks, a "
+                               "RuntimeError", seq_id=seq_id, type=raised.type_name, message=raised.message))
             self.verify_unchanged(seq_id)
             return
         self.write(seq_id, slot, offset, sharers)
@@ -150,8 +157,8 @@ class AllocatorMachine(RuleBasedStateMachine):
         """A note when seq_id's last block was shared with a sequence that has been freed since."""
         if not self.stale_share_misconception(seq_id):
             return ""
-        return (f"; its last block {self.tables[seq_id][-1]} was shared with a sequence freed since, so it is "
-                f"unshared now")
+        return tr("; its last block {block} was shared with a sequence freed since, so it is unshared now",
+                  block=self.tables[seq_id][-1])
 
     def stale_share_misconception(self, seq_id) -> str | None:
         """leak_on_free when an unneeded copy or block comes from a share that a free left behind."""
@@ -163,30 +170,33 @@ class AllocatorMachine(RuleBasedStateMachine):
         """Check the returned slot, perform its copy, and write the next token there."""
         checked = as_slot(slot)
         if checked is None:
-            self.broken(f"append({seq_id}) returned {slot!r}, expected (block, offset, copy) with copy None or "
-                        f"(src_block, dst_block)")
+            self.broken(tr("append({seq_id}) returned {slot!r}, expected (block, offset, copy) with copy None or "
+                           "(src_block, dst_block)", seq_id=seq_id, slot=slot))
         block, got_offset, copy = checked
         if not (0 <= block < self.num_blocks and all(0 <= b < self.num_blocks for b in copy or ())):
-            self.broken(f"append({seq_id}) returned {slot!r}; block ids lie in [0, {self.num_blocks})")
+            self.broken(tr("append({seq_id}) returned {slot!r}; block ids lie in [0, {blocks})", seq_id=seq_id,
+                           slot=slot, blocks=self.num_blocks))
         if got_offset != offset:
-            self.broken(f"append({seq_id}) returned offset {got_offset!r} for token {len(self.tokens.get(seq_id, []))}"
-                        f" of the sequence; with block_size {self.block_size} it is {offset}")
+            self.broken(tr("append({seq_id}) returned offset {got!r} for token {token} of the sequence; with "
+                           "block_size {size} it is {offset}", seq_id=seq_id, got=got_offset,
+                           token=len(self.tokens.get(seq_id, [])), size=self.block_size, offset=offset))
         if sharers and copy is None:
-            self.broken(f"append({seq_id}) returned {slot!r}, but its last block {self.tables[seq_id][-1]} is "
-                        f"shared with sequence {sharers[0]}: it must be copied (copy-on-write) before the write, "
-                        f"or that sequence changes too", "no_copy_on_write")
+            self.broken(tr("append({seq_id}) returned {slot!r}, but its last block {block} is shared with sequence "
+                           "{sharer}: it must be copied (copy-on-write) before the write, or that sequence changes "
+                           "too", seq_id=seq_id, slot=slot, block=self.tables[seq_id][-1], sharer=sharers[0]),
+                        "no_copy_on_write")
         if (offset == 0 or sharers) and self.free == 0:
-            self.broken(f"append({seq_id}) returned {slot!r} though it needs a new block and none is free; "
-                        f"expected OutOfBlocks")
+            self.broken(tr("append({seq_id}) returned {slot!r} though it needs a new block and none is free; expected "
+                           "OutOfBlocks", seq_id=seq_id, slot=slot))
         if copy is not None:
             if not sharers:
-                self.broken(f"append({seq_id}) returned copy={copy!r}, but there is nothing to copy: only a "
-                            f"partly filled last block shared with another sequence is copied"
-                            f"{self.stale_share(seq_id)}", self.stale_share_misconception(seq_id))
+                self.broken(tr("append({seq_id}) returned copy={copy!r}, but there is nothing to copy: only a partly "
+                               "filled last block shared with another sequence is copied{stale}", seq_id=seq_id,
+                               copy=copy, stale=self.stale_share(seq_id)), self.stale_share_misconception(seq_id))
             src, dst = copy
             if src != self.tables[seq_id][-1]:
-                self.broken(f"append({seq_id}) returned copy={copy!r}, but the shared last block is "
-                            f"{self.tables[seq_id][-1]}")
+                self.broken(tr("append({seq_id}) returned copy={copy!r}, but the shared last block is {block}",
+                               seq_id=seq_id, copy=copy, block=self.tables[seq_id][-1]))
             self.pool[dst] = list(self.pool[src])
         self.pool[block][offset] = self.next_token
         self.tokens[seq_id] = self.tokens.get(seq_id, []) + [self.next_token]
@@ -199,19 +209,19 @@ class AllocatorMachine(RuleBasedStateMachine):
         after = {"free": state["free"], "tables": {s: as_table(t) for s, t in state["tables"].items()},
                  "lengths": state["lengths"]}
         if after != before:
-            self.broken(f"append({seq_id}) raised OutOfBlocks but changed the allocator: before it "
-                        f"{before}, after it {after}", "partial_state_on_failure")
+            self.broken(tr("append({seq_id}) raised OutOfBlocks but changed the allocator: before it {before}, after "
+                           "it {after}", seq_id=seq_id, before=before, after=after), "partial_state_on_failure")
         if seq_id not in self.tokens:
             try:
                 table = self.alloc.block_table(seq_id)
             except SubmissionRaised as raised:
                 if "KeyError" not in raised.type_names:
-                    self.broken(f"block_table({seq_id}) raised {raised.type_name}, expected KeyError for an "
-                                f"unknown sequence")
+                    self.broken(tr("block_table({seq_id}) raised {type}, expected KeyError for an unknown sequence",
+                                   seq_id=seq_id, type=raised.type_name))
                 return
-            self.broken(f"append({seq_id}) raised OutOfBlocks but still created sequence {seq_id} "
-                        f"(block_table({seq_id}) returned {table!r} instead of raising KeyError)",
-                        "partial_state_on_failure")
+            self.broken(tr("append({seq_id}) raised OutOfBlocks but still created sequence {seq_id} "
+                           "(block_table({seq_id}) returned {table!r} instead of raising KeyError)", seq_id=seq_id,
+                           table=table), "partial_state_on_failure")
 
     @precondition(lambda self: 0 < len(self.tokens) < len(SEQ_IDS))
     @rule(data=st.data())
@@ -223,15 +233,18 @@ class AllocatorMachine(RuleBasedStateMachine):
             self.call("fork", parent, child)
         except SubmissionRaised as raised:
             allocates = "OutOfBlocks" in raised.type_names
-            self.broken(f"fork({parent}, {child}) raised {raised.type_name}: {raised.message}"
-                        + (" (a fork shares the parent's blocks and allocates none)" if allocates else ""),
+            said = dict(parent=parent, child=child, type=raised.type_name, message=raised.message)
+            self.broken(tr("fork({parent}, {child}) raised {type}: {message} (a fork shares the parent's blocks and "
+                           "allocates none)", **said) if allocates else
+                        tr("fork({parent}, {child}) raised {type}: {message}", **said),
                         "fork_copies_blocks" if allocates else None)
         self.tokens[child] = list(self.tokens[parent])
         state = self.read_state()
         if state["free"] != self.free or state["tables"][child] != state["tables"][parent]:
-            self.broken(f"after fork({parent}, {child}) the child's table is {state['tables'][child]!r} and "
-                        f"{state['free']!r} blocks are free; expected the parent's table "
-                        f"{state['tables'][parent]!r} and still {self.free} free (a fork shares, never copies)",
+            self.broken(tr("after fork({parent}, {child}) the child's table is {table!r} and {free!r} blocks are free; "
+                           "expected the parent's table {parent_table!r} and still {expected} free (a fork shares, "
+                           "never copies)", parent=parent, child=child, table=state["tables"][child],
+                           free=state["free"], parent_table=state["tables"][parent], expected=self.free),
                         "fork_copies_blocks")
         self.verify(state)
 
@@ -246,16 +259,19 @@ class AllocatorMachine(RuleBasedStateMachine):
         try:
             self.call("free", seq_id)
         except SubmissionRaised as raised:
-            self.broken(f"free({seq_id}) raised {raised.type_name}: {raised.message}")
+            self.broken(tr("free({seq_id}) raised {type}: {message}", seq_id=seq_id, type=raised.type_name,
+                           message=raised.message))
         del self.tokens[seq_id]
         state = self.read_state()
         expected = self.free + len(released)
         if state["free"] < expected:
-            self.broken(f"free({seq_id}) left {state['free']!r} blocks free, expected {expected}: blocks "
-                        f"{released} are used by no sequence any more and must return to the pool", "leak_on_free")
+            self.broken(tr("free({seq_id}) left {free!r} blocks free, expected {expected}: blocks {released} are used "
+                           "by no sequence any more and must return to the pool", seq_id=seq_id, free=state["free"],
+                           expected=expected, released=released), "leak_on_free")
         if state["free"] > expected:
-            self.broken(f"free({seq_id}) left {state['free']!r} blocks free, expected {expected}: only blocks "
-                        f"{released} became unused; the others are still in other sequences' tables")
+            self.broken(tr("free({seq_id}) left {free!r} blocks free, expected {expected}: only blocks {released} "
+                           "became unused; the others are still in other sequences' tables", seq_id=seq_id,
+                           free=state["free"], expected=expected, released=released))
         self.verify(state)
 
 

@@ -4,7 +4,7 @@ import re
 
 import torch
 
-from grader.engine import SubmissionRaised, expect_close, expect_raises, fail, tolerance
+from grader.engine import SubmissionRaised, expect_close, expect_raises, fail, tolerance, tr
 
 TOLERANCE_FLOOR = {torch.float64: 1e-12, torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 1e-2}
 
@@ -88,8 +88,8 @@ def holds_garbage(case: dict) -> bool:
 def describe(case: dict) -> str:
     """A short text of the case for failure messages."""
     q, k = case["q"], case["k_cache"]
-    garbage = (" (unused slots hold NaN, +-inf and +-the largest float; padding entries of block_tables are "
-               "-1, 0 or ids past the pool)" if holds_garbage(case) else "")
+    garbage = (tr(" (unused slots hold NaN, +-inf and +-the largest float; padding entries of block_tables are -1, 0 "
+                  "or ids past the pool)") if holds_garbage(case) else "")
     return (f"paged_attention(q=[S={q.shape[0]}, H={q.shape[1]}, D={q.shape[2]}] {str(q.dtype)[6:]}, "
             f"k_cache/v_cache=[{k.shape[0]} blocks, block_size={k.shape[1]}, H_kv={k.shape[2]}, D={k.shape[3]}], "
             f"block_tables={case['block_tables'].tolist()}, context_lens={case['context_lens'].tolist()}, "
@@ -135,15 +135,16 @@ def expect_attention(sub, case: dict, outputs: dict) -> None:
     except SubmissionRaised as raised:
         if not garbage:
             raise
-        fail(f"{describe(case)} raised {raised.type_name}: {raised.message}; entries of block_tables past a "
-             f"sequence's ceil(context_lens[s] / block_size) blocks are padding and may hold any id: read only the "
-             f"entries (and slots) each sequence uses")
+        fail(tr("{what} raised {type}: {message}; entries of block_tables past a sequence's "
+                "ceil(context_lens[s] / block_size) blocks are padding and may hold any id: read only the entries (and "
+                "slots) each sequence uses", what=describe(case), type=raised.type_name, message=raised.message))
     if garbage and isinstance(out, torch.Tensor) and out.shape == outputs["expected"].shape:
         spurious = ~torch.isfinite(out) & torch.isfinite(outputs["expected"])   # spurious: [S, H, D]
         if bool(spurious.any()):
-            fail(f"{describe(case)} returned NaN or inf in {int(spurious.sum())} of {out.numel()} outputs, though "
-                 f"every slot the sequences attend to is finite: NaN from unused cache slots: mask by selecting the "
-                 f"used positions (0 x NaN and 0 x inf are NaN, so a weight of 0 does not remove a garbage value)")
+            fail(tr("{what} returned NaN or inf in {spurious} of {outputs} outputs, though every slot the sequences "
+                    "attend to is finite: NaN from unused cache slots: mask by selecting the used positions (0 x NaN "
+                    "and 0 x inf are NaN, so a weight of 0 does not remove a garbage value)", what=describe(case),
+                    spurious=int(spurious.sum()), outputs=out.numel()))
     expect_close(out, outputs["expected"], describe(case), atol, rtol, misconceptions=wrong)
 
 
@@ -152,5 +153,5 @@ def expect_refused(sub, case: dict, names, why: str) -> None:
     names = (names,) if isinstance(names, str) else names
     message = expect_raises(ValueError, sub.paged_attention, **case)
     if not any(re.search(rf"\b{name}\b", message) for name in names):
-        fail(f"{describe(case)} raised ValueError({message!r}) ({why}); the message should name "
-             f"{' or '.join(map(repr, names))}")
+        fail(tr("{what} raised ValueError({message!r}) ({why}); the message should name {names}", what=describe(case),
+                message=message, why=why, names=tr(" or ").join(map(repr, names))))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from grader.checks.paged_kv.allocator import run_allocator_machine
 from grader.checks.paged_kv.cases import (expect_attention, expect_refused, expected_outputs, paged_case,
                                           with_garbage)
-from grader.engine import check, expect_equal, reference
+from grader.engine import check, expect_equal, reference, tr
 
 
 @check("allocator_state_machine_random", points=26, hint="BlockAllocator",
@@ -67,7 +67,7 @@ def test_attention_bad_context_lens_random(sub, spec, tensor_seed, data):
     lens = case["context_lens"].clone()
     lens[data.draw(st.integers(0, len(lens) - 1), label="sequence")] = bad
     expect_refused(sub, {**case, "context_lens": lens}, "context_lens",
-                   f"context lengths lie in [1, {capacity}] here; 0 tokens would give NaN")
+                   tr("context lengths lie in [1, {capacity}] here; 0 tokens would give NaN", capacity=capacity))
     expect_attention(sub, case, expected_outputs(reference("paged_kv"), case))  # refusing every call fails here
 
 

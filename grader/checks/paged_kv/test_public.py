@@ -5,7 +5,7 @@ import torch
 from grader.checks.paged_kv.allocator import as_slot, as_table, run_allocator_machine
 from grader.checks.paged_kv.cases import (expect_attention, expect_refused, expected_outputs, paged_case,
                                           with_garbage)
-from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, fail, golden, reference
+from grader.engine import SubmissionRaised, check, expect_equal, expect_raises, fail, golden, reference, tr
 
 
 def append(alloc, seq_id, setup: str) -> tuple:
@@ -13,8 +13,8 @@ def append(alloc, seq_id, setup: str) -> tuple:
     slot = alloc.append(seq_id)
     checked = as_slot(slot)
     if checked is None:
-        fail(f"{setup}: append({seq_id}) returned {slot!r}; expected (block, offset, copy) with int block and "
-             f"offset, and copy None or (src_block, dst_block)")
+        fail(tr("{setup}: append({seq_id}) returned {slot!r}; expected (block, offset, copy) with int block and "
+                "offset, and copy None or (src_block, dst_block)", setup=setup, seq_id=seq_id, slot=slot))
     return checked
 
 
@@ -31,7 +31,8 @@ def table(alloc, seq_id, setup: str) -> list:
     answer = alloc.block_table(seq_id)
     checked = as_table(answer)
     if checked is None:
-        fail(f"{setup}: block_table({seq_id}) returned {answer!r}; expected a list of int block ids")
+        fail(tr("{setup}: block_table({seq_id}) returned {answer!r}; expected a list of int block ids", setup=setup,
+                seq_id=seq_id, answer=answer))
     return checked
 
 
@@ -56,13 +57,26 @@ def expect_out_of_blocks(alloc, seq_id, setup: str, shared: bool = False) -> Non
         slot = alloc.append(seq_id)
     except SubmissionRaised as raised:
         if raised.type_name != "OutOfBlocks" or "RuntimeError" not in raised.type_names:
-            fail(f"{setup}, append({seq_id}) raised {raised.type_name}: {raised.message}; expected OutOfBlocks "
-                 f"(the module's RuntimeError subclass)")
+            fail(tr("{setup}, append({seq_id}) raised {type}: {message}; expected OutOfBlocks (the module's "
+                    "RuntimeError subclass)", setup=setup, seq_id=seq_id, type=raised.type_name,
+                    message=raised.message))
         return
     in_place = shared and as_slot(slot) is not None and slot[2] is None
-    fail(f"{setup}, append({seq_id}) returned {slot!r} though every block is in use; expected OutOfBlocks"
-         + (" (the shared last block must be copied, and there is no block to copy it to)" if in_place else ""),
+    said = dict(setup=setup, seq_id=seq_id, slot=slot)
+    fail(tr("{setup}, append({seq_id}) returned {slot!r} though every block is in use; expected OutOfBlocks (the "
+            "shared last block must be copied, and there is no block to copy it to)", **said) if in_place else
+         tr("{setup}, append({seq_id}) returned {slot!r} though every block is in use; expected OutOfBlocks", **said),
          "no_copy_on_write" if in_place else None)
+
+
+def then(setup: str, call: str) -> str:
+    """What a check called after `setup`, as its failure names it: 'BlockAllocator(4, 2), ...; block_table(0)'."""
+    return tr("{setup}; {call}", setup=setup, call=call)
+
+
+def and_then(setup: str, step: str) -> str:
+    """`setup` with one more step: 'BlockAllocator(4, 2), ..., free(0)'."""
+    return tr("{setup}, {step}", setup=setup, step=step)
 
 
 # ---------------------------------------------------------------- BlockAllocator, fixed scenarios
@@ -71,55 +85,57 @@ def expect_out_of_blocks(alloc, seq_id, setup: str, shared: bool = False) -> Non
        title="append fills a block slot by slot, then takes a new block; no copies")
 def test_append_fills_blocks(sub):
     alloc = sub.BlockAllocator(4, 3)
-    slots = [append(alloc, 0, "BlockAllocator(4, 3), seven append(0)") for _ in range(7)]
-    setup = f"BlockAllocator(4, 3), then seven append(0) returned {slots}"
+    slots = [append(alloc, 0, tr("BlockAllocator(4, 3), seven append(0)")) for _ in range(7)]
+    setup = tr("BlockAllocator(4, 3), then seven append(0) returned {slots}", slots=slots)
     if [s[1] for s in slots] != [0, 1, 2, 0, 1, 2, 0] or any(s[2] is not None for s in slots):
-        fail(f"{setup}; expected offsets 0, 1, 2, 0, 1, 2, 0 and copy=None for each")
+        fail(tr("{setup}; expected offsets 0, 1, 2, 0, 1, 2, 0 and copy=None for each", setup=setup))
     blocks = [s[0] for s in slots]
     first, second, third = blocks[0], blocks[3], blocks[6]
     if blocks != [first] * 3 + [second] * 3 + [third] or len({first, second, third}) != 3:
-        fail(f"{setup}; expected three slots of one block, three of a second and one of a third block")
-    expect_equal(table(alloc, 0, setup), [first, second, third], f"{setup}; block_table(0)")
-    expect_equal(alloc.seq_len(0), 7, f"{setup}; seq_len(0)")
-    expect_equal(alloc.num_free_blocks(), 1, f"{setup}; num_free_blocks()")
+        fail(tr("{setup}; expected three slots of one block, three of a second and one of a third block",
+                setup=setup))
+    expect_equal(table(alloc, 0, setup), [first, second, third], then(setup, "block_table(0)"))
+    expect_equal(alloc.seq_len(0), 7, then(setup, "seq_len(0)"))
+    expect_equal(alloc.num_free_blocks(), 1, then(setup, "num_free_blocks()"))
     slot = append(alloc, 1, setup)
     if slot[0] in blocks or slot[1:] != (0, None):
-        fail(f"{setup}; then append(1) (a new sequence) returned {slot}: expected the last free block, offset 0, "
-             f"copy None")
-    expect_equal(alloc.num_free_blocks(), 0, f"{setup}; then append(1); num_free_blocks()")
+        fail(tr("{setup}; then append(1) (a new sequence) returned {slot}: expected the last free block, offset 0, "
+                "copy None", setup=setup, slot=slot))
+    expect_equal(alloc.num_free_blocks(), 0, then(setup, tr("then append(1); num_free_blocks()")))
 
 
 @check("fork_shares_blocks", points=1, hint="BlockAllocator.fork",
        title="fork gives the child the parent's blocks and allocates nothing")
 def test_fork_shares_blocks(sub):
-    setup = "BlockAllocator(4, 2), three append(0), fork(0, 1)"
+    setup = tr("BlockAllocator(4, 2), three append(0), fork(0, 1)")
     alloc = appended(sub, 4, 2, 3)
     parent = table(alloc, 0, setup)
     alloc.fork(0, 1)
     child, free = table(alloc, 1, setup), alloc.num_free_blocks()
     if child != parent or free != 2:
-        fail(f"{setup}: block_table(1) = {child!r} and num_free_blocks() = {free!r}; expected the parent's table "
-             f"{parent} and still 2 free blocks (a fork shares blocks, it never copies them)", "fork_copies_blocks")
-    expect_equal(alloc.seq_len(1), 3, f"{setup}; seq_len(1)")
-    expect_equal(table(alloc, 0, setup), parent, f"{setup}; block_table(0)")
+        fail(tr("{setup}: block_table(1) = {child!r} and num_free_blocks() = {free!r}; expected the parent's table "
+                "{parent} and still 2 free blocks (a fork shares blocks, it never copies them)", setup=setup,
+                child=child, free=free, parent=parent), "fork_copies_blocks")
+    expect_equal(alloc.seq_len(1), 3, then(setup, "seq_len(1)"))
+    expect_equal(table(alloc, 0, setup), parent, then(setup, "block_table(0)"))
 
 
 @check("copy_on_write", points=2, hint="BlockAllocator.append",
        title="appending to a shared, partly filled block copies it first; a full or unshared block is not copied")
 def test_copy_on_write(sub):
     # a forked block that is full is never written again: no copy, just a new block
-    setup = "BlockAllocator(3, 2), two append(0), fork(0, 1)"
+    setup = tr("BlockAllocator(3, 2), two append(0), fork(0, 1)")
     full = sub.BlockAllocator(3, 2)
     full.append(0)
     full.append(0)
     full.fork(0, 1)
     slot = append(full, 1, setup)
     if slot[1:] != (0, None) or slot[0] in table(full, 0, setup):
-        fail(f"{setup}: the shared block is full, so append(1) needs a new block at offset 0 and no copy; it "
-             f"returned {slot}")
+        fail(tr("{setup}: the shared block is full, so append(1) needs a new block at offset 0 and no copy; it "
+                "returned {slot}", setup=setup, slot=slot))
 
     size, pool = 2, {}
-    setup = "BlockAllocator(4, 2), three append(0), fork(0, 1)"
+    setup = tr("BlockAllocator(4, 2), three append(0), fork(0, 1)")
     alloc = sub.BlockAllocator(4, size)
     for token in range(3):
         write(pool, append(alloc, 0, setup), token, size)
@@ -127,26 +143,29 @@ def test_copy_on_write(sub):
     alloc.fork(0, 1)
     child = table(alloc, 1, setup)
     if child != [first, shared]:
-        fail(f"{setup}: block_table(1) = {child}, expected the parent's blocks {[first, shared]}",
-             "fork_copies_blocks")
+        fail(tr("{setup}: block_table(1) = {child}, expected the parent's blocks {parent}", setup=setup, child=child,
+                parent=[first, shared]), "fork_copies_blocks")
     slot = append(alloc, 1, setup)
     if slot[2] is None:
-        fail(f"{setup}: append(1) returned {slot}; the last block {shared} is half full and shared with "
-             f"sequence 0, so it must be copied (copy=({shared}, a free block)) before the write", "no_copy_on_write")
+        fail(tr("{setup}: append(1) returned {slot}; the last block {shared} is half full and shared with sequence 0, "
+                "so it must be copied (copy=({shared}, a free block)) before the write", setup=setup, slot=slot,
+                shared=shared), "no_copy_on_write")
     if slot[1] != 1 or slot[2][0] != shared or slot[2][1] in (first, shared):
-        fail(f"{setup}: append(1) returned {slot}; expected offset 1 and copy=({shared}, a free block)")
+        fail(tr("{setup}: append(1) returned {slot}; expected offset 1 and copy=({shared}, a free block)", setup=setup,
+                slot=slot, shared=shared))
     write(pool, slot, 3, size)
-    slot = append(alloc, 0, setup + ", append(1)")
+    slot = append(alloc, 0, and_then(setup, "append(1)"))
     if slot[2] is not None:
-        fail(f"{setup}, append(1): append(0) returned {slot}; block {shared} is no longer shared, so sequence 0 "
-             f"writes into it without a copy")
+        fail(tr("{setup}, append(1): append(0) returned {slot}; block {shared} is no longer shared, so sequence 0 "
+                "writes into it without a copy", setup=setup, slot=slot, shared=shared))
     write(pool, slot, 4, size)
-    setup += ", append(1), append(0), writing each token at its slot"
+    setup = and_then(setup, tr("append(1), append(0), writing each token at its slot"))
     for seq_id, tokens in ((0, [0, 1, 2, 4]), (1, [0, 1, 2, 3])):
         blocks = table(alloc, seq_id, setup)
         expect_equal(read_back(pool, blocks, 4, size), tokens,
-                     f"{setup}: sequence {seq_id} read through block_table({seq_id}) = {blocks}")
-    expect_equal(alloc.num_free_blocks(), 1, f"{setup}; num_free_blocks()")
+                     tr("{setup}: sequence {seq_id} read through block_table({seq_id}) = {blocks}", setup=setup,
+                        seq_id=seq_id, blocks=blocks))
+    expect_equal(alloc.num_free_blocks(), 1, then(setup, "num_free_blocks()"))
 
 
 @check("free_returns_blocks", points=1, hint="BlockAllocator.free",
@@ -155,60 +174,63 @@ def test_free_returns_blocks(sub):
     alloc = appended(sub, 4, 2, 3)
     alloc.fork(0, 1)
     alloc.append(1)        # copies the shared half-full block: 3 blocks in use, the first one shared
-    steps = "BlockAllocator(4, 2), three append(0), fork(0, 1), append(1)"
-    for seq_id, expected, why in ((0, 2, "the first block is still used by sequence 1"),
-                                  (1, 4, "no sequence is left")):
+    steps = tr("BlockAllocator(4, 2), three append(0), fork(0, 1), append(1)")
+    for seq_id, expected, why in ((0, 2, tr("the first block is still used by sequence 1")),
+                                  (1, 4, tr("no sequence is left"))):
         alloc.free(seq_id)
-        steps += f", free({seq_id})"
+        steps = and_then(steps, f"free({seq_id})")
         free = alloc.num_free_blocks()
         if free != expected:
-            fail(f"{steps}: num_free_blocks() = {free!r}, expected {expected} ({why})",
+            fail(tr("{steps}: num_free_blocks() = {free!r}, expected {expected} ({why})", steps=steps, free=free,
+                    expected=expected, why=why),
                  "leak_on_free" if isinstance(free, int) and free < expected else None)
 
 
 @check("out_of_blocks", points=2, hint="BlockAllocator.append",
        title="append raises OutOfBlocks when it needs a block and none is free, and then changes nothing")
 def test_out_of_blocks(sub):
-    setup = "BlockAllocator(2, 2), four append(0) (both blocks full)"
+    setup = tr("BlockAllocator(2, 2), four append(0) (both blocks full)")
     alloc = appended(sub, 2, 2, 4)
     blocks = table(alloc, 0, setup)
     expect_out_of_blocks(alloc, 0, setup)
-    expect_out_of_blocks(alloc, 1, setup + ", append(0) raised")
-    setup += ", then append(0) and append(1) raised OutOfBlocks"
+    expect_out_of_blocks(alloc, 1, and_then(setup, tr("append(0) raised")))
+    setup = and_then(setup, tr("then append(0) and append(1) raised OutOfBlocks"))
     state = (alloc.seq_len(0), table(alloc, 0, setup), alloc.num_free_blocks())
     if state != (4, blocks, 0):
-        fail(f"{setup}: (seq_len(0), block_table(0), num_free_blocks()) = {state}; a failed append must leave "
-             f"them as they were: (4, {blocks}, 0)", "partial_state_on_failure")
+        fail(tr("{setup}: (seq_len(0), block_table(0), num_free_blocks()) = {state}; a failed append must leave them "
+                "as they were: (4, {blocks}, 0)", setup=setup, state=state, blocks=blocks), "partial_state_on_failure")
     try:
         answer = alloc.block_table(1)
     except SubmissionRaised as raised:
         if "KeyError" not in raised.type_names:
-            fail(f"{setup}: block_table(1) raised {raised.type_name}; expected KeyError (sequence 1 does not exist)")
+            fail(tr("{setup}: block_table(1) raised {type}; expected KeyError (sequence 1 does not exist)", setup=setup,
+                    type=raised.type_name))
     else:
-        fail(f"{setup}: block_table(1) returned {answer!r}; the failed append must not create sequence 1 "
-             f"(expected KeyError)", "partial_state_on_failure")
+        fail(tr("{setup}: block_table(1) returned {answer!r}; the failed append must not create sequence 1 (expected "
+                "KeyError)", setup=setup, answer=answer), "partial_state_on_failure")
 
     # copy-on-write needs a block too: a failed copy must not touch the shared block or the length
-    setup = "BlockAllocator(2, 2), three append(0), fork(0, 1) (the half-full last block is shared)"
+    setup = tr("BlockAllocator(2, 2), three append(0), fork(0, 1) (the half-full last block is shared)")
     alloc = appended(sub, 2, 2, 3)
     alloc.fork(0, 1)
     blocks = table(alloc, 0, setup)
     expect_out_of_blocks(alloc, 1, setup, shared=True)
     state = (alloc.seq_len(1), table(alloc, 1, setup), alloc.num_free_blocks())
     if state != (3, blocks, 0):
-        fail(f"{setup}, append(1) raised OutOfBlocks: (seq_len(1), block_table(1), num_free_blocks()) = {state}, "
-             f"expected (3, {blocks}, 0) as before the failed append", "partial_state_on_failure")
+        fail(tr("{setup}, append(1) raised OutOfBlocks: (seq_len(1), block_table(1), num_free_blocks()) = {state}, "
+                "expected (3, {blocks}, 0) as before the failed append", setup=setup, state=state, blocks=blocks),
+             "partial_state_on_failure")
     alloc.free(0)
-    setup += ", append(1) failed, free(0)"
+    setup = and_then(setup, tr("append(1) failed, free(0)"))
     try:
         slot = append(alloc, 1, setup)
     except SubmissionRaised as raised:
-        fail(f"{setup}: append(1) raised {raised.type_name}: {raised.message}; sequence 1 alone holds both blocks "
-             f"now and writes into block {blocks[1]} in place",
+        fail(tr("{setup}: append(1) raised {type}: {message}; sequence 1 alone holds both blocks now and writes into "
+                "block {block} in place", setup=setup, type=raised.type_name, message=raised.message, block=blocks[1]),
              "leak_on_free" if "OutOfBlocks" in raised.type_names else None)
     if slot != (blocks[1], 1, None):
-        fail(f"{setup}: append(1) returned {slot}; sequence 1 alone holds block {blocks[1]} now and writes its "
-             f"offset 1 in place: expected ({blocks[1]}, 1, None)")
+        fail(tr("{setup}: append(1) returned {slot}; sequence 1 alone holds block {block} now and writes its offset 1 "
+                "in place: expected ({block}, 1, None)", setup=setup, slot=slot, block=blocks[1]))
 
 
 @check("allocator_errors", points=1, hint="BlockAllocator",
@@ -217,7 +239,8 @@ def test_allocator_errors(sub):
     for args, name in (((4, 0), "block_size"), ((-1, 4), "num_blocks"), ((0, 4), "num_blocks")):
         message = expect_raises(ValueError, sub.BlockAllocator, *args)
         if name not in message:
-            fail(f"BlockAllocator{args} raised ValueError({message!r}); the message should name {name!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}",
+                    call=f"BlockAllocator{args}", message=message, name=name))
     alloc = sub.BlockAllocator(4, 2)
     alloc.append(0)
     alloc.fork(0, 1)
@@ -226,8 +249,8 @@ def test_allocator_errors(sub):
     for child in (0, 1):
         message = expect_raises(ValueError, alloc.fork, 0, child)
         if "child_id" not in message:
-            fail(f"fork(0, {child}) onto an existing sequence raised ValueError({message!r}); the message should "
-                 f"name 'child_id'")
+            fail(tr("fork(0, {child}) onto an existing sequence raised ValueError({message!r}); the message should "
+                    "name 'child_id'", child=child, message=message))
     alloc.free(1)
     expect_raises(KeyError, alloc.block_table, 1)
 
@@ -309,15 +332,15 @@ def test_attention_bad_arguments(sub):
     # two sequences of 3 tokens: each row of block_tables lists its block and one padding entry, so with blocks of
     # 4 slots a row addresses 8 tokens
     spec = dict(heads=2, kv_heads=2, head_dim=4, block_size=4, dtype=torch.float32)
-    for lens, why in (([3, 0], "a sequence of 0 tokens has no score to softmax: 0/0 gives NaN"),
-                      ([-1, 2], "a negative length"),
-                      ([3, 9], "9 tokens do not fit the 2 blocks of 4 slots that a row of block_tables lists")):
+    for lens, why in (([3, 0], tr("a sequence of 0 tokens has no score to softmax: 0/0 gives NaN")),
+                      ([-1, 2], tr("a negative length")),
+                      ([3, 9], tr("9 tokens do not fit the 2 blocks of 4 slots that a row of block_tables lists"))):
         case = paged_case(torch.Generator().manual_seed(1), context_lens=[3, 3], **spec)
         case["context_lens"] = torch.tensor(lens, dtype=torch.int32)
         expect_refused(sub, case, "context_lens", why)
     gqa = paged_case(torch.Generator().manual_seed(2), context_lens=[3], heads=3, kv_heads=2, head_dim=4,
                      block_size=4, dtype=torch.float32)
-    expect_refused(sub, gqa, ("q", "k_cache"), "3 query heads cannot share 2 KV heads evenly")
+    expect_refused(sub, gqa, ("q", "k_cache"), tr("3 query heads cannot share 2 KV heads evenly"))
 
 
 # ---------------------------------------------------------------- reservation_waste
@@ -332,7 +355,8 @@ def test_reservation_growing_requests(sub):
                       lambda: [reference("paged_kv").reservation_waste(lengths, 16, 4) for lengths in GROWING])
     for step, (lengths, answer) in enumerate(zip(GROWING, expected)):
         expect_equal(sub.reservation_waste(lengths, 16, 4), answer,
-                     f"step {step}: reservation_waste({lengths}, max_len=16, block_size=4)")
+                     tr("step {step}: {call}", step=step,
+                        call=f"reservation_waste({lengths}, max_len=16, block_size=4)"))
 
 
 # request lengths of one batch; max-length reservation keeps 32% of the KV slots for tokens, inside the
@@ -346,10 +370,10 @@ def test_reservation_vllm_comparison(sub):
     answer = golden("vllm_comparison", lambda: reference("paged_kv").reservation_waste(VLLM_LENGTHS, 2048, 16))
     kept_max = answer["used"] / answer["reserved_max"]
     kept_paged = answer["used"] / answer["reserved_paged"]
-    what = (f"reservation_waste({VLLM_LENGTHS}, max_len=2048, block_size=16) (max-length reservation keeps "
-            f"{kept_max:.1%} of the slots for tokens, as in the 20.4-38.2% vLLM measured for prior systems; "
-            f"paging keeps {kept_paged:.1%}, wasting {answer['waste_paged']} slots, under one block of 16 "
-            f"per sequence)")
+    what = tr("{call} (max-length reservation keeps {kept_max:.1%} of the slots for tokens, as in the 20.4-38.2% "
+              "vLLM measured for prior systems; paging keeps {kept_paged:.1%}, wasting {waste} slots, under one block "
+              "of 16 per sequence)", call=f"reservation_waste({VLLM_LENGTHS}, max_len=2048, block_size=16)",
+              kept_max=kept_max, kept_paged=kept_paged, waste=answer["waste_paged"])
     expect_equal(sub.reservation_waste(VLLM_LENGTHS, 2048, 16), answer, what)
 
 
@@ -360,4 +384,5 @@ def test_reservation_bad_arguments(sub):
                        (([], 0, 4), "max_len")):
         message = expect_raises(ValueError, sub.reservation_waste, *args)
         if name not in message:
-            fail(f"reservation_waste{args} raised ValueError({message!r}); the message should name {name!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}",
+                    call=f"reservation_waste{args}", message=message, name=name))

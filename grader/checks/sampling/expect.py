@@ -5,7 +5,7 @@ import re
 import torch
 
 from grader.checks.sampling.misconceptions import top_k_row_ids, top_p_row_ids
-from grader.engine import expect_raises, expect_type, fail, mismatch, more_failing, outside, tolerance
+from grader.engine import expect_raises, expect_type, fail, mismatch, more_failing, outside, tolerance, tr
 
 # Probabilities may be computed in float32 whatever the input dtype (contract): never demand more than a few
 # float32 epsilons of absolute accuracy from a probability.
@@ -29,7 +29,7 @@ def row_name(flat_row: int, shape: torch.Size) -> str:
     if len(shape) == 1:
         return ""
     index = torch.unravel_index(torch.tensor(flat_row), tuple(shape[:-1]))
-    return f" in row {[int(i) for i in index]}"
+    return tr(" in row {row}", row=[int(i) for i in index])
 
 
 def tokens(mask: torch.Tensor) -> list[int]:
@@ -41,7 +41,8 @@ def returned(out, shape, what: str) -> torch.Tensor:
     """`out` as float64, after checking it is a tensor of the given shape."""
     expect_type(out, torch.Tensor, what)
     if tuple(out.shape) != tuple(shape):
-        fail(f"{what} returned shape {list(out.shape)}, expected {list(shape)}")
+        fail(tr("{what} returned shape {shape}, expected {expected}", what=what, shape=list(out.shape),
+                expected=list(shape)))
     return out.detach().to(torch.float64)
 
 
@@ -52,8 +53,8 @@ def kept_tokens(out, logits: torch.Tensor, what: str) -> torch.Tensor:
     bad = ~((got == x) | (got == float("-inf")))
     if bad.any():
         index = tuple(torch.nonzero(bad)[0].tolist())
-        fail(f"{what} returned {got[index].item():.6g} at index {list(index)}; a filter returns each logit "
-             f"unchanged ({x[index].item():.6g}) or -inf")
+        fail(tr("{what} returned {got:.6g} at index {index}; a filter returns each logit unchanged ({logit:.6g}) or "
+                "-inf", what=what, got=got[index].item(), index=list(index), logit=x[index].item()))
     return torch.isfinite(got)
 
 
@@ -73,9 +74,12 @@ def top_p_problem(out, logits: torch.Tensor, p: float, must: torch.Tensor, may: 
     ids = set.intersection(*(top_p_row_ids(probs[r].tolist(), kept[r].tolist(), p) for r in wrong_rows))
     r = wrong_rows[0]
     either = tokens(may[r] & ~must[r])
-    message = (f"{what}{row_name(r, logits.shape)}: the probabilities are {show(probs[r])}; kept tokens "
-               f"{tokens(kept[r])}, expected tokens {tokens(must[r])}"
-               + (f" and any of {either} (a tie or a mass within rounding of p)" if either else ""))
+    said = dict(what=what, row=row_name(r, logits.shape), probs=show(probs[r]), kept=tokens(kept[r]),
+                expected=tokens(must[r]), either=either)
+    message = (tr("{what}{row}: the probabilities are {probs}; kept tokens {kept}, expected tokens {expected} and "
+                  "any of {either} (a tie or a mass within rounding of p)", **said) if either else
+               tr("{what}{row}: the probabilities are {probs}; kept tokens {kept}, expected tokens {expected}",
+                  **said))
     return message, ids
 
 
@@ -92,8 +96,9 @@ def top_k_problem(out, logits: torch.Tensor, k: int, expected: torch.Tensor, wha
     ids = set.intersection(*(top_k_row_ids(kept[r].tolist(), should[r].tolist(), k) for r in wrong_rows))
     r = wrong_rows[0]
     x = logits.to(torch.float64).reshape(-1, vocab)[r]
-    return (f"{what}{row_name(r, logits.shape)}: logits {show(x)}; kept tokens {tokens(kept[r])}, expected "
-            f"{tokens(should[r])} (every logit tied with the k-th largest stays)"), ids
+    return tr("{what}{row}: logits {logits}; kept tokens {kept}, expected {expected} (every logit tied with the "
+              "k-th largest stays)", what=what, row=row_name(r, logits.shape), logits=show(x), kept=tokens(kept[r]),
+              expected=tokens(should[r])), ids
 
 
 def fail_on(problems: list[tuple[str, set[str]]], order: tuple[str, ...]) -> None:
@@ -114,10 +119,12 @@ def filtered_probs_problem(out, tempered: torch.Tensor, must: torch.Tensor, may:
     """
     got = returned(out, tempered.shape, what)
     if out.dtype not in (torch.float32, torch.float64):
-        fail(f"{what} returned dtype {out.dtype}; probabilities are computed in float32 or float64")
+        fail(tr("{what} returned dtype {dtype}; probabilities are computed in float32 or float64", what=what,
+                dtype=out.dtype))
     if not (torch.isfinite(got).all() and (got >= 0).all()):
         index = tuple(torch.nonzero(~(torch.isfinite(got) & (got >= 0)))[0].tolist())
-        fail(f"{what} returned {got[index].item():.6g} at index {list(index)}; probabilities are finite and >= 0")
+        fail(tr("{what} returned {got:.6g} at index {index}; probabilities are finite and >= 0", what=what,
+                got=got[index].item(), index=list(index)))
     support = must | (got > 0)
     expected = torch.softmax(tempered.masked_fill(~support, float("-inf")), dim=-1)
     atol, rtol = tolerance(expected, torch.softmax(tempered.float().masked_fill(~support, float("-inf")), dim=-1),
@@ -127,28 +134,31 @@ def filtered_probs_problem(out, tempered: torch.Tensor, must: torch.Tensor, may:
     sums = got.sum(dim=-1).reshape(-1)
     off = outside(sums, 1.0, atol=SUM_ATOL).nonzero().flatten().tolist()
     if off:
-        return (f"{what}: a row sums to {sums[off[0]].item():.6g}{row_name(off[0], got.shape)}; each row of "
-                f"probabilities sums to 1"), ids
+        return tr("{what}: a row sums to {sum:.6g}{row}; each row of probabilities sums to 1", what=what,
+                  sum=sums[off[0]].item(), row=row_name(off[0], got.shape)), ids
     extra = ((got > 0) & ~may).reshape(-1, got.shape[-1])
     if extra.any():
         r, token = torch.nonzero(extra)[0].tolist()
-        return (f"{what} gave probability {got.reshape(extra.shape)[r, token].item():.6g} to token {token}"
-                f"{row_name(r, got.shape)}, which the filters remove (removed tokens have probability exactly 0)"), ids
+        return tr("{what} gave probability {probability:.6g} to token {token}{row}, which the filters remove "
+                  "(removed tokens have probability exactly 0)", what=what,
+                  probability=got.reshape(extra.shape)[r, token].item(), token=token, row=row_name(r, got.shape)), ids
     problem = mismatch(got, expected, atol, rtol)
-    return None if problem is None else (f"{what}: {problem}", ids)
+    return None if problem is None else (tr("{what}: {problem}", what=what, problem=problem), ids)
 
 
 def expect_race(out, probs: torch.Tensor, noise: torch.Tensor, what: str) -> None:
     """`out` must hold, per row, a token with probability > 0 whose probs / noise is the largest (up to rounding)."""
     expect_type(out, torch.Tensor, what)
     if out.dtype != torch.int64:
-        fail(f"{what} returned dtype {out.dtype}, expected torch.int64 (a LongTensor)")
+        fail(tr("{what} returned dtype {dtype}, expected torch.int64 (a LongTensor)", what=what, dtype=out.dtype))
     if tuple(out.shape) != tuple(probs.shape[:-1]):
-        fail(f"{what} returned shape {list(out.shape)}, expected {list(probs.shape[:-1])}")
+        fail(tr("{what} returned shape {shape}, expected {expected}", what=what, shape=list(out.shape),
+                expected=list(probs.shape[:-1])))
     vocab = probs.shape[-1]
     picks = out.reshape(-1)
     if ((picks < 0) | (picks >= vocab)).any():
-        fail(f"{what} returned token {picks[(picks < 0) | (picks >= vocab)][0].item()}, outside 0..{vocab - 1}")
+        fail(tr("{what} returned token {token}, outside 0..{last}", what=what,
+                token=picks[(picks < 0) | (picks >= vocab)][0].item(), last=vocab - 1))
     q = probs.to(torch.float64).reshape(-1, vocab)
     chosen = picks.unsqueeze(-1)  # [rows, 1]
     e = noise.to(torch.float64).reshape(-1, vocab)
@@ -156,18 +166,20 @@ def expect_race(out, probs: torch.Tensor, noise: torch.Tensor, what: str) -> Non
     zero = (q.gather(-1, chosen).squeeze(-1) == 0).nonzero().flatten().tolist()
     if zero:
         r = zero[0]
-        fail(f"{what} chose token {picks[r].item()}{row_name(r, probs.shape)}, whose probability is 0; "
-             f"probabilities {show(q[r])}, noise {show(e[r])}")
+        fail(tr("{what} chose token {token}{row}, whose probability is 0; probabilities {probs}, noise {noise}",
+                what=what, token=picks[r].item(), row=row_name(r, probs.shape), probs=show(q[r]), noise=show(e[r])))
     best = race.max(dim=-1)
     losing = (race.gather(-1, chosen).squeeze(-1) < best.values * (1 - RACE_RTOL)).nonzero().flatten().tolist()
     if losing:
         r = losing[0]
-        fail(f"{what}{row_name(r, probs.shape)}: probabilities {show(q[r])}, noise {show(e[r])}: probs / noise is "
-             f"largest at token {best.indices[r].item()}, got token {picks[r].item()}")
+        fail(tr("{what}{row}: probabilities {probs}, noise {noise}: probs / noise is largest at token {best}, got "
+                "token {token}", what=what, row=row_name(r, probs.shape), probs=show(q[r]), noise=show(e[r]),
+                best=best.indices[r].item(), token=picks[r].item()))
 
 
 def expect_names(call, names: tuple[str, ...], what: str, *args, **kwargs) -> None:
     """`call(*args, **kwargs)` must raise ValueError with a message naming the argument (any of `names`)."""
     message = expect_raises(ValueError, call, *args, **kwargs)
     if not any(re.search(rf"\b{name}\b", message) for name in names):
-        fail(f"{what} raised ValueError({message!r}); the message should name the argument {names[0]!r}")
+        fail(tr("{what} raised ValueError({message!r}); the message should name the argument {name!r}", what=what,
+                message=message, name=names[0]))

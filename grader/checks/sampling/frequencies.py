@@ -17,7 +17,7 @@ import torch
 
 from grader.checks.sampling.expect import row_name, show
 from grader.checks.speculative.binomial import intervals, outside
-from grader.engine import expect_type, fail, within
+from grader.engine import expect_type, fail, tr, within
 
 FALSE_FAIL = 1e-6
 PROBE_MIN_DRAWS, PROBE_MIN_MASS, PROBE_MAX_TOKENS = 40, 0.5, 64
@@ -28,19 +28,21 @@ def counts_of(out, probs: torch.Tensor, num_samples: int, what: str) -> torch.Te
     """[rows, V] draw counts behind `out`, after checking it is float64 frequencies of whole draws summing to 1."""
     expect_type(out, torch.Tensor, what)
     if out.dtype != torch.float64:
-        fail(f"{what} returned dtype {out.dtype}, expected torch.float64")
+        fail(tr("{what} returned dtype {dtype}, expected {expected}", what=what, dtype=out.dtype,
+                expected=torch.float64))
     if tuple(out.shape) != tuple(probs.shape):
-        fail(f"{what} returned shape {list(out.shape)}, expected {list(probs.shape)} (the shape of probs)")
+        fail(tr("{what} returned shape {shape}, expected {expected} (the shape of probs)", what=what,
+                shape=list(out.shape), expected=list(probs.shape)))
     scaled = out.reshape(-1, probs.shape[-1]) * num_samples  # [rows, V]: the counts, up to rounding
     counts = scaled.round()
     if not (torch.isfinite(scaled).all() and within(scaled, counts, atol=1e-6) and (counts >= 0).all()):
-        fail(f"{what} returned {show(out.flatten()[:8])}...; each frequency is a count of draws divided by "
-             f"num_samples={num_samples}")
+        fail(tr("{what} returned {frequencies}...; each frequency is a count of draws divided by "
+                "num_samples={num_samples}", what=what, frequencies=show(out.flatten()[:8]), num_samples=num_samples))
     sums = counts.sum(-1)
     if (sums != num_samples).any():
         r = int((sums != num_samples).nonzero()[0])
-        fail(f"{what}: the frequencies{row_name(r, probs.shape)} sum to {sums[r].item() / num_samples:.6g}, "
-             f"expected 1 (num_samples={num_samples} draws per row)")
+        fail(tr("{what}: the frequencies{row} sum to {sum:.6g}, expected 1 (num_samples={num_samples} draws per row)",
+                what=what, row=row_name(r, probs.shape), sum=sums[r].item() / num_samples, num_samples=num_samples))
     return counts.long()
 
 
@@ -56,9 +58,12 @@ def expect_frequencies(out, probs: torch.Tensor, num_samples: int, rows_in_check
         if not bad:
             continue
         once = num_samples >= 2 and int(counts[r].max()) <= 1
-        shown = ", ".join(f"token {v}: {counts[r, v].item()} (expected {bounds[v, 0]}..{bounds[v, 1]}, probability "
-                          f"{law[r, v].item():.4g})" for v in bad[:4])
-        fail(f"{what}{row_name(r, probs.shape)}: counts out of range for {num_samples} independent draws: {shown}"
-             + (". No token was drawn twice: draw with replacement" if once else "")
-             + ". A correct sampler fails this with probability < 1e-6",
+        shown = tr(", ").join(tr("token {token}: {count} (expected {low}..{high}, probability {probability:.4g})",
+                                 token=v, count=counts[r, v].item(), low=bounds[v, 0], high=bounds[v, 1],
+                                 probability=law[r, v].item()) for v in bad[:4])
+        said = dict(what=what, row=row_name(r, probs.shape), draws=num_samples, counts=shown)
+        fail(tr("{what}{row}: counts out of range for {draws} independent draws: {counts}. No token was drawn twice: "
+                "draw with replacement. A correct sampler fails this with probability < 1e-6", **said) if once else
+             tr("{what}{row}: counts out of range for {draws} independent draws: {counts}. A correct sampler fails "
+                "this with probability < 1e-6", **said),
              "without_replacement" if once else None)

@@ -9,7 +9,7 @@ from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect
 from grader.checks.sampling.frequencies import (PROBE_MAX_TOKENS, PROBE_MIN_DRAWS, PROBE_MIN_MASS, counts_of,
                                                 expect_frequencies)
 from grader.checks.sampling.misconceptions import filtered_probs_candidates
-from grader.engine import check, expect_close, expect_equal, fail, reference, tolerance
+from grader.engine import check, expect_close, expect_equal, fail, reference, tolerance, tr
 
 CASES = 30  # random cases per check
 DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
@@ -318,8 +318,8 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
         out = sub.empirical_distribution(probs, 500, sub.generator(seed))
         results.append(counts_of(out, probs, 500, what))
     if not torch.equal(*results):
-        fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
-             f"runs, returned different frequencies; draw every random number from `generator`")
+        fail(tr("{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
+                "runs, returned different frequencies; draw every random number from `generator`", what=what))
     # In this one child: a generator of its own that the submission keeps (seeded once at import) passes the
     # above, and gives other frequencies the second time. Uniform rows: two independent runs give equal counts
     # with probability <= the largest Multinomial(500, 1/9) probability per row, 1.95e-10, so <= 3.9e-20 for both
@@ -333,11 +333,13 @@ def test_empirical_distribution_generator_only(sub, rng, seed):
 
     first = counts(seed)
     if not torch.equal(counts(seed), first):
-        fail(f"{uniform_what} twice in one process, each with a fresh generator seeded {seed}, returned different "
-             f"frequencies: keep no random state of your own; draw every random number from `generator`")
+        fail(tr("{what} twice in one process, each with a fresh generator seeded {seed}, returned different "
+                "frequencies: keep no random state of your own; draw every random number from `generator`",
+                what=uniform_what, seed=seed))
     if all(torch.equal(counts(seed + k), first) for k in (1, 2, 3)):
-        fail(f"{uniform_what} with generators seeded {seed} to {seed + 3} returned the same frequencies every time; "
-             f"a sampler that draws from `generator` does so with probability < 1e-58")
+        fail(tr("{what} with generators seeded {seed} to {last} returned the same frequencies every time; a sampler "
+                "that draws from `generator` does so with probability < 1e-58", what=uniform_what, seed=seed,
+                last=seed + 3))
 
 
 @check("num_samples_random", points=1, hint="empirical_distribution",

@@ -8,7 +8,7 @@ from grader.checks.sampling.expect import (FILTERED_PROBS_IDS, TOP_P_IDS, expect
                                            filtered_probs_problem, returned, show, top_k_problem, top_p_problem)
 from grader.checks.sampling.frequencies import expect_frequencies
 from grader.checks.sampling.misconceptions import filtered_probs_candidates
-from grader.engine import check, expect_close, expect_equal, fail, golden, reference, within
+from grader.engine import check, expect_close, expect_equal, fail, golden, reference, tr, within
 
 F64 = torch.float64
 
@@ -225,11 +225,13 @@ def test_filtered_probs_renormalizes(sub):
                        logits.shape, what)
         removed = case["expected"] == 0
         if (got[removed] != 0).any():
-            fail(f"{what} returned {show(got.flatten())}; the removed tokens must have probability exactly 0")
+            fail(tr("{what} returned {probs}; the removed tokens must have probability exactly 0", what=what,
+                    probs=show(got.flatten())))
         sums = got.sum(dim=-1)
         if not within(sums, 1.0, atol=1e-5):
             unnormalized = torch.softmax(case["tempered"], dim=-1) * ~removed
-            fail(f"{what}: rows sum to {show(sums)}, expected 1 (renormalise over the kept tokens)",
+            fail(tr("{what}: rows sum to {sums}, expected 1 (renormalise over the kept tokens)", what=what,
+                    sums=show(sums)),
                  "no_renormalization" if within(got, unnormalized, atol=1e-6, rtol=1e-5) else None)
 
 
