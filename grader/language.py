@@ -1,8 +1,9 @@
 """The language a student reads, chosen once per run, and the Chinese edition's texts.
 
-The choice: `--lang` on any command, else INFERGRADE_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG starting with
-`zh`), else English. Only words change with it: scores, statuses, ids, seeds and every value a message quotes are
-the same in both languages.
+The choice: `--lang` on any command, else INFERGRADE_LANG, else the handout's own language (`bundle --lang zh`
+writes `[tool.infergrade] lang = "zh"` into the handout's pyproject.toml, beside its grader package), else the locale
+(LC_ALL, LC_MESSAGES, LANG starting with `zh`), else English. Only words change with it: scores, statuses, ids, seeds
+and every value a message quotes are the same in both languages.
 
 The Chinese texts live in TOML under grader/locale/zh/ (read with the standard library's tomllib; no compile step,
 and the long multi-line hints were TOML already):
@@ -28,19 +29,35 @@ LANGUAGES = ("en", "zh")
 VARIABLE = "INFERGRADE_LANG"
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+# the project the grader package sits in: a handout installed in place (its README's `pip install -e`) or on PYTHONPATH
+PROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 _chosen: str | None = None
 
 
 def from_environment(environ=os.environ) -> str:
-    """INFERGRADE_LANG where it names a language, else the first locale variable that is set (POSIX's order)."""
+    """INFERGRADE_LANG where it names a language, else the handout's language (`handout_language`), else the first
+    locale variable that is set (POSIX's order)."""
     asked = environ.get(VARIABLE, "").strip().lower()
     if asked in LANGUAGES:
         return asked
+    if handout := handout_language():
+        return handout
     for name in LOCALE_VARIABLES:
         if environ.get(name):
             return "zh" if environ[name].lower().startswith("zh") else "en"
     return "en"
+
+
+@functools.cache
+def handout_language(project: Path = PROJECT) -> str | None:
+    """The language `project`'s `[tool.infergrade] lang` names (a Chinese handout's commands speak Chinese whatever
+    the shell's locale), or None: no such setting, or no project (an installed wheel carries no pyproject.toml)."""
+    try:
+        said = tomllib.loads(project.read_text(encoding="utf-8")).get("tool", {}).get("infergrade", {}).get("lang")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return said if said in LANGUAGES else None
 
 
 def choose(lang: str | None) -> str:

@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 
 from grader.exporters.gradescope import _check_output
+from grader.language import tr
 
 WRONG = ("failed", "error", "timeout")  # what makes the run fail: a check that ran and did not pass
 # The reporter gets the document base64-encoded in one environment variable, which Linux caps at 131,072 bytes
 # (MAX_ARG_STRLEN; past it the step cannot start and no points are sent): 96,000 bytes of JSON encode to 128,000.
 MAX_JSON_BYTES = 96_000
 SHORTER = (None, 400, 0)  # the messages' lengths tried in turn, until the document fits
-CUT = " … (cut to fit the reporter: `infergrade check` shows it whole)"
+CUT = " … (cut to fit the reporter: `infergrade check` shows it whole)"  # said in this run's language (`tr`)
 
 
 def classroom_json(doc: dict, not_started: dict[str, float] | None = None) -> str:
@@ -30,7 +31,7 @@ def classroom_json(doc: dict, not_started: dict[str, float] | None = None) -> st
     said = [t["message"] for t in document["tests"]]
     for limit in SHORTER:
         for test, message in zip(document["tests"], said):
-            test["message"] = message if limit is None or len(message) <= limit else message[:limit] + CUT
+            test["message"] = message if limit is None or len(message) <= limit else message[:limit] + tr(CUT)
         text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
         if len(text.encode()) <= MAX_JSON_BYTES:
             break
@@ -46,8 +47,8 @@ def to_classroom(doc: dict, not_started: dict[str, float] | None = None) -> dict
     """
     tests = []
     for topic, points in (not_started or {}).items():
-        tests += per_point(f"{topic}: not started", "fail", int(points),
-                           f"not started: no function of {topic}.py is written yet", "0.00s")
+        tests += per_point(tr("{topic}: not started", topic=topic), "fail", int(points),
+                           tr("not started: no function of {topic}.py is written yet", topic=topic), "0.00s")
     for topic in doc["topics"]:
         for c in topic["checks"]:
             tests += per_point(f"{c['id']}: {c['title']}", _status(c["status"]), c["max_score"],
@@ -59,7 +60,8 @@ def to_classroom(doc: dict, not_started: dict[str, float] | None = None) -> dict
 
 def per_point(name: str, status: str, points: int, message: str, seconds: str) -> list[dict]:
     """One test of 1 point for each of `points`, all with `status`; the message is said once, under the first."""
-    return [{"name": name if points == 1 else f"{name} (point {k} of {points})", "status": status,
+    return [{"name": name if points == 1 else tr("{name} (point {k} of {points})", name=name, k=k, points=points),
+             "status": status,
              "score": int(status == "pass"), "max_score": 1, "message": message if k == 1 else "",
              "line_no": 0, "execution_time": seconds if k == 1 else "0.00s"} for k in range(1, points + 1)]
 
@@ -70,7 +72,7 @@ def _status(check_status: str) -> str:
 
 def _message(topic: str, c: dict) -> str:
     if c["status"] == "not_started":
-        return f"not started: {c.get('function') or c['hint']} still raises NotImplementedError"
+        return tr("not started: {function} still raises NotImplementedError", function=c.get("function") or c["hint"])
     return _check_output(topic, c)
 
 

@@ -8,6 +8,7 @@ student's code printed, the misconception with its explanation, and the hint com
 from __future__ import annotations
 
 from grader import hints
+from grader.language import tr
 
 VISIBILITY = {"public": "visible", "hidden": "after_published"}
 STDOUT_VISIBILITY = "hidden"
@@ -18,8 +19,8 @@ def to_gradescope(doc: dict, leaderboard: bool = False) -> dict:
     tests = []
     for number, topic in enumerate(doc["topics"], start=1):
         if topic["status"] == "error" and topic["message"]:  # say once why (an import error, with its line)
-            tests.append({"name": f"{topic['id']}: could not be graded", "number": f"{number}", "score": 0,
-                          "max_score": 0, "status": "failed", "output": topic["message"],
+            tests.append({"name": tr("{topic}: could not be graded", topic=topic["id"]), "number": f"{number}",
+                          "score": 0, "max_score": 0, "status": "failed", "output": topic["message"],
                           "tags": [topic["id"]], "visibility": "visible"})
         for index, c in enumerate(topic["checks"], start=1):
             tests.append({"name": f"{c['id']}: {c['title']}", "number": f"{number}.{index}", "score": c["score"],
@@ -33,15 +34,17 @@ def to_gradescope(doc: dict, leaderboard: bool = False) -> dict:
            "extra_data": {"infergrade_status": doc["status"], "seed": doc["seed"], "mode": doc["mode"],
                           "max_score": doc["max_score"], "isolation": doc["isolation"]["level"]}}
     if doc["status"] != "completed":
-        out["output"] = (f"Grading did not complete ({doc['error']}): this is not a full grade, and the checks "
-                         f"that did not run score 0. Submit again, or tell the course staff.")
+        out["output"] = tr("Grading did not complete ({error}): this is not a full grade, and the checks that did not "
+                           "run score 0. Submit again, or tell the course staff.", error=doc["error"])
     elif doc["incomplete"]:
-        out["output"] = f"Not a full grade: {doc['incomplete']}"
+        out["output"] = tr("Not a full grade: {incomplete}", incomplete=doc["incomplete"])
     else:
-        out["output"] = f"{doc['score']:g}/{doc['max_score']:g} points (seed {doc['seed']}, {doc['mode']} checks)"
+        said = ("{score}/{max_score} points (seed {seed}, hidden checks)" if doc["mode"] == "hidden" else
+                "{score}/{max_score} points (seed {seed}, public checks)")
+        out["output"] = tr(said, score=f"{doc['score']:g}", max_score=f"{doc['max_score']:g}", seed=doc["seed"])
     if leaderboard:
-        out["leaderboard"] = [{"name": "Score", "value": doc["score"]},
-                              {"name": "Grading time (s)", "value": out["execution_time"], "order": "asc"}]
+        out["leaderboard"] = [{"name": tr("Score"), "value": doc["score"]},
+                              {"name": tr("Grading time (s)"), "value": out["execution_time"], "order": "asc"}]
     return out
 
 
@@ -55,10 +58,11 @@ def _check_output(topic: str, c: dict) -> str:
     """What a student reads under one test: the message; for a failure, the prints, misconception and hint."""
     lines = [c["message"]] if c["message"] else []
     if c.get("output"):
-        lines.append(f"your code printed (its last lines):\n{c['output']}")
+        lines.append(tr("your code printed (its last lines):") + f"\n{c['output']}")
     if c["misconception"]:
         explanation = hints.explain(topic, c["misconception"])
-        lines.append(f"misconception: {c['misconception']}" + (f": {explanation.strip()}" if explanation else ""))
+        lines.append(tr("misconception: {id}: {why}", id=c["misconception"], why=explanation.strip()) if explanation
+                     else tr("misconception: {id}", id=c["misconception"]))
     if c["hint"] and c["status"] != "passed":
-        lines.append(f"hint: infergrade hint {c['hint']}")
+        lines.append(tr("hint: infergrade hint {hint}", hint=c["hint"]))
     return "\n".join(lines).strip()

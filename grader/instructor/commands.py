@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from grader import interrupt, output, topics as topic_registry
 from grader.instructor import batch, grades, handout, report
+from grader.language import tr
 from grader.text import one_line
 from grader.wording import count
 
@@ -189,7 +190,7 @@ def report_cmd(results: Path, out: Path | None, anonymous: bool):
     click.echo(report.headline(report.shared_misconceptions(docs)))
     warning = report.seed_warning(docs)
     if warning:
-        click.echo(click.style(f"warning: {warning}", fg="red"), err=True)
+        click.echo(click.style(tr("warning: {warning}", warning=warning), fg="red"), err=True)
     click.echo(f"wrote {out}", err=True)
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import json
 import shlex
 import zipfile
 from pathlib import Path
 
-from grader import output
+from grader import language, output
 from grader.instructor import pins
 
 HERE = Path(__file__).resolve().parent
@@ -30,9 +31,17 @@ def setup_script() -> str:
 
 
 def run_script(topics: list[str], deadline_s: float, leaderboard: bool) -> str:
+    """run_autograder, grading in this run's language: a language other than English is exported as INFERGRADE_LANG
+    (to the grade and finalize.py), and the document it writes when nothing else can run is said in it."""
+    lang = language.current()
+    could_not_run = language.tr("Grading failed: the autograder could not run (see its log). This is not your grade: "
+                                "submit again, or tell the course staff.")
     fill = {"@DEADLINE@": f"{deadline_s:g}", "@TIME_LIMIT@": f"{deadline_s + HARD_MARGIN_S:g}",
             "@TOPICS@": " ".join(f"--topic {shlex.quote(t)}" for t in topics),
-            "@FINALIZE_OPTIONS@": "--leaderboard" if leaderboard else ""}
+            "@FINALIZE_OPTIONS@": "--leaderboard" if leaderboard else "",
+            "@LANGUAGE@\n": "" if lang == "en" else f"export {language.VARIABLE}={lang}  # what the student reads: "
+                                                     f"`infergrade gradescope --lang {lang}`\n",
+            "@COULD_NOT_RUN@": json.dumps(could_not_run, ensure_ascii=False)}
     text = (HERE / "run_autograder").read_text()
     for key, value in fill.items():
         text = text.replace(key, value)
@@ -57,7 +66,8 @@ def source_files(repo: Path = pins.REPO) -> list[tuple[Path, str]]:
 
 
 def write_zip(out: Path, topics: list[str], deadline_s: float = DEADLINE_S, leaderboard: bool = False) -> list[str]:
-    """Write the autograder zip to `out` (replacing it); returns the names it holds. `topics`: [] for all."""
+    """Write the autograder zip to `out` (replacing it), grading in this run's language; returns the names it holds.
+    `topics`: [] for all."""
     scripts = {"setup.sh": setup_script(), "run_autograder": run_script(topics, deadline_s, leaderboard)}
     files = source_files()
     buffer = io.BytesIO()

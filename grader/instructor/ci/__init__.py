@@ -5,14 +5,15 @@ goes into the handout that Classroom copies for every student, `instructor/.gith
 into the instructor's repository. The instructor's collects every repository into one class folder, grades it in
 `shards` jobs of `grade-batch --shard K/N` (one by default) and joins them with `infergrade merge`: one class
 folder (grades.csv, report.html, every results JSON) whatever the number of jobs. Actions are pinned by version
-tag, Python and every package by version.
+tag, Python and every package by version. In a language other than English (`init-ci --lang zh`), the student's
+check runs with INFERGRADE_LANG set to it: what the student reads of each push is in that language.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from grader import output
+from grader import language, output
 from grader.instructor import pins
 from grader.wording import count
 
@@ -23,14 +24,23 @@ RUN_INDENT = " " * 10  # the commands of a `run: |` block in the templates
 
 
 def render(template: str, shards: int = 1) -> str:
-    """A workflow's text: the pins, and the instructor's grading in `shards` jobs."""
+    """A workflow's text: the pins, the instructor's grading in `shards` jobs, the student's check in this run's
+    language."""
     grading = ("one job grades it with `grade-batch --shard 1/1`" if shards == 1 else
                f"{count(shards, 'job')} (a matrix) each grade one shard of it with `grade-batch --shard K/{shards}`")
     text = (HERE / template).read_text()
     text = (text.replace("@SHARDS@", str(list(range(1, shards + 1)))).replace("@SHARD_COUNT@", str(shards))
-                .replace("@GRADING@", grading))
+                .replace("@GRADING@", grading).replace("@LANGUAGE_ENV@", language_env(language.current())))
     return (text.replace("@PYTHON@", pins.PYTHON)
                 .replace("@PIP_COMMANDS@", "\n".join(RUN_INDENT + c for c in pins.pip_commands())))
+
+
+def language_env(lang: str) -> str:
+    """The `env:` of the student's check step that sets its language: none for English (the workflow as it was)."""
+    if lang == "en":
+        return ""
+    return (f"        env:\n          {language.VARIABLE}: {lang}  # the language of what the student reads "
+            f"(init-ci --lang {lang})\n")
 
 
 def write_workflows(out: Path, overwrite: bool = False, shards: int = 1) -> list[Path]:
