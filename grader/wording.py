@@ -105,7 +105,7 @@ def fitted(text: str, width: int | None, indent: str = "", more_indent: str = " 
     """`text` after `indent`: one line where `width` is None (the English screens, written whole as they always
     were), else wrapped to `width` with its own leading spaces kept as indentation; each line `click.style`d."""
     lead = text[:len(text) - len(text.lstrip(" "))]
-    parts = [indent + text] if width is None else wrap(text, width, indent + lead, more_indent)
+    parts = [indent + text] if width is None else wrap(text[len(lead):], width, indent + lead, more_indent)
     return [click.style(part, **style) for part in parts] if style else parts
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import language
+from grader import language, wording
 from grader.grading import grade
 from grader.instructor.selftest import EXERCISES_DIR, MUTANTS_DIR, SOLUTIONS_DIR, mutant_submission
 from grader.sandbox.policy import REPO
@@ -194,3 +194,11 @@ def test_every_sentence_of_the_engine_sandbox_and_both_topics_checks_has_its_chi
     copied = [english for english, text in chinese.items()
               if re.search(r"[A-Za-z]{2}", text) and not re.search(r"[\u4e00-\u9fff]", text)]
     assert not copied, copied
+
+
+def test_the_operations_a_failure_lists_keep_one_indentation_in_chinese():
+    """paged_kv's operation log ('  alloc.append(0) -> ...', '  alloc.fork(0, 1) 抛出了 OutOfBlocks') lines up on a
+    Chinese screen whether or not a line holds Chinese: its own two spaces after the screen's indentation, once."""
+    lines = ["  alloc = BlockAllocator(1, 1)", "  alloc.fork(0, 1) 抛出了 OutOfBlocks"]
+    shown = [wording.fitted(line, 100, "      ")[0] for line in lines]
+    assert [line[:len(line) - len(line.lstrip())] for line in shown] == [" " * 8] * 2, shown
