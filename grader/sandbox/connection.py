@@ -188,7 +188,7 @@ class Child:
         text = os.pread(self.output_fd, size - start, start).decode("utf-8", "replace")
         text = tail(printable(text.rstrip("\n")), SHOWN_OUTPUT_LINES, SHOWN_OUTPUT_BYTES)
         if size >= OUTPUT_BYTES:
-            text = f"[output reached the {OUTPUT_BYTES // 2**20} MiB limit]\n" + text
+            text = tr("[output reached the {mib} MiB limit]", mib=OUTPUT_BYTES // 2**20) + "\n" + text
         return text
 
     def close(self, grace: float = 0.0) -> int | None:
