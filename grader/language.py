@@ -22,8 +22,10 @@ import os
 import string
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import click
+if TYPE_CHECKING:
+    import click
 
 LANGUAGES = ("en", "zh")
 VARIABLE = "INFERGRADE_LANG"
@@ -77,15 +79,22 @@ def _chose(_ctx, _param, value):
         choose(value)
 
 
-OPTION = click.Option(["--lang"], type=click.Choice(LANGUAGES), default=None, expose_value=False, is_eager=True,
-                      callback=_chose, help=f"Language of what is shown: en or zh (default: ${VARIABLE}, "
-                                            "else the locale, else en).")
+@functools.cache
+def option() -> click.Option:
+    """The --lang option. click is imported here, not with the module: the rest of it is the standard library's, so
+    that the scripts run where the grader's dependencies are not installed (instructor/collect.py on the runner's
+    python3, the autograder's finalize.py) say their sentences through it."""
+    import click
+
+    return click.Option(["--lang"], type=click.Choice(LANGUAGES), default=None, expose_value=False, is_eager=True,
+                        callback=_chose, help=f"Language of what is shown: en or zh (default: ${VARIABLE}, else the "
+                                              "handout's own, else the locale, else en).")
 
 
 def add_option(command: click.Command) -> None:
     """Give `command` (and, for a group, each of its commands) the --lang option."""
-    if OPTION not in command.params:
-        command.params.append(OPTION)
+    if option() not in command.params:
+        command.params.append(option())
     for sub in getattr(command, "commands", {}).values():
         add_option(sub)
 
