@@ -185,7 +185,8 @@ def _export_targets(exports) -> list[tuple[str, Path]]:
     for item in exports:
         fmt, sep, path = item.partition("=")
         if not sep or fmt not in EXPORTS or not path:
-            _fail(f"--export takes FORMAT=PATH with FORMAT one of {', '.join(EXPORTS)}, got {item!r}")
+            _fail(language.tr("--export takes FORMAT=PATH with FORMAT one of {formats}, got {given}",
+                              formats=", ".join(EXPORTS), given=repr(item)))
         targets.append((fmt, Path(path)))
     return targets
 
@@ -211,8 +212,8 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     """
     targets = _export_targets(exports)
     if hidden and handout.is_handout():  # said before anything is written into the student's folder
-        _fail("the hidden checks are not in the student handout: `grade --hidden` runs on your instructor's side; "
-              "`grade` without --hidden grades the public checks")
+        _fail(language.tr("the hidden checks are not in the student handout: `grade --hidden` runs on your "
+                          "instructor's side; `grade` without --hidden grades the public checks"))
     _start_checking()
     from grader.exporters.terminal import summary
     from grader.grading import bad_input_document, grade
@@ -224,7 +225,7 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
     def record_bad_input(message: str) -> str:
         known = [t for t in topics if t in topic_registry.all_topics()]
         _write(bad_input_document(message, submission, known, hidden, seed), out, fmt, named=named)
-        return f"an error results file was written to {out}"
+        return language.tr("an error results file was written to {path}", path=out)
 
     chosen, snapshot = _resolve(topics, submission, record_bad_input)
     with interrupt.signals_interrupt():
@@ -234,14 +235,15 @@ def grade_cmd(submission: Path, topics, hidden: bool, seed, out: Path, fmt: str,
         for target_fmt, path in targets:
             _write(doc, path, target_fmt)
         click.echo(summary(doc), err=_results_on_stdout([(fmt, out)] + targets))
-        click.echo(f"wrote {', '.join(f'{path} ({f})' for f, path in [(fmt, out)] + targets)}", err=True)
+        click.echo(language.tr("wrote {files}", files=", ".join(f"{path} ({f})" for f, path in [(fmt, out)] + targets)),
+                   err=True)
     if doc["status"] == "interrupted":
         sys.exit(_interrupt_code())
     if doc["status"] != "completed":
         sys.exit(1)
     if doc["incomplete"] and not allow_skipped:
-        click.echo(click.style("not every check could run here, so this is not a full grade "
-                               "(install what is missing, or pass --allow-skipped)", fg="red"), err=True)
+        click.echo(click.style(language.tr("not every check could run here, so this is not a full grade (install "
+                                           "what is missing, or pass --allow-skipped)"), fg="red"), err=True)
         sys.exit(1)
     sys.exit(0)
 
@@ -262,7 +264,7 @@ def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None 
     try:
         output.write_text(text, out, named)
     except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly
-        _fail(f"could not write the results to {out}: {exc.strerror or exc}")
+        _fail(language.tr("could not write the results to {path}: {reason}", path=out, reason=exc.strerror or exc))
 
 
 @main.command()
