@@ -11,8 +11,6 @@ import shutil
 import textwrap
 import unicodedata
 
-import click
-
 from grader import language
 
 FALLBACK_COLUMNS = 100  # not a terminal (a pipe, a file): lines as wide as `check` has always written them
@@ -104,6 +102,8 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
 def fitted(text: str, width: int | None, indent: str = "", more_indent: str = "  ", **style) -> list[str]:
     """`text` after `indent`: one line where `width` is None (the English screens, written whole as they always
     were), else wrapped to `width` with its own leading spaces kept as indentation; each line `click.style`d."""
+    import click  # here only: the rest of this module, as of language.py, is the standard library's
+
     lead = text[:len(text) - len(text.lstrip(" "))]
     parts = [indent + text] if width is None else wrap(text[len(lead):], width, indent + lead, more_indent)
     return [click.style(part, **style) for part in parts] if style else parts
