@@ -5,6 +5,7 @@ documented fields (its $comment names the source).
 """
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import hints
+from grader import hints, language
 from grader.instructor import pins
 from grader.instructor.autograder import finalize
 from grader.instructor.selftest import SOLUTIONS_DIR
@@ -188,6 +189,34 @@ def test_a_misconception_is_explained_with_the_hint_to_read(grading_root, zip_py
     for t in caught:
         assert explanation in t["output"] and "hint: infergrade hint sampling.top_p_filter" in t["output"]
     assert {t["visibility"] for t in caught} == {"visible", "after_published"}
+
+
+def test_a_chinese_zip_grades_in_chinese_for_the_same_points(autograder_zip, zip_python):
+    """`gradescope --lang zh`: what the student reads (titles, explanations, the hint line, the summary) is Chinese,
+    the points are the English zip's."""
+    folder = Path(tempfile.mkdtemp(prefix="infergrade-gs-zh-"))
+    try:
+        done = subprocess.run([sys.executable, "-m", "grader", "gradescope", folder / "zh.zip", "--topic", "sampling",
+                               "--lang", "zh"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert done.returncode == 0, done.stderr
+        unpack(folder / "zh.zip", folder / "autograder")
+        (folder / "autograder" / "submission").mkdir()
+        _, doc = run_autograder(folder / "autograder", zip_python, {"sampling.py": SAMPLING + "\n\n" + MUTANT})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert doc["extra_data"]["infergrade_status"] == "completed" and 0 < doc["score"] < doc["extra_data"]["max_score"]
+    said = (autograder_zip.parent / "said.txt").read_text()  # the English zip's total
+    assert f"total points on Gradescope to {doc['extra_data']['max_score']:g} " in said
+    assert re.fullmatch(r"[\d.]+/[\d.]+ 分（种子 \d+，含隐藏检查）", doc["output"]), doc["output"]
+    assert all(re.search(r"[\u4e00-\u9fff]", t["name"]) for t in doc["tests"])  # every check's title
+    language.choose("zh")
+    try:
+        explanation = hints.explain("sampling", "top_p_drops_crossing_token").strip()
+    finally:
+        language.choose(None)
+    caught = [t for t in doc["tests"] if "top_p_drops_crossing_token" in t["tags"]]
+    assert caught and all(explanation in t["output"] and "提示：infergrade hint sampling.top_p_filter" in t["output"]
+                          for t in caught)
 
 
 def test_a_module_that_does_not_import_says_where(grading_root, zip_python):
