@@ -13,7 +13,7 @@ from grader import interrupt, leaving
 
 interrupt.record_early()  # before any import that takes time: Ctrl-C from here on is an interrupted run
 if interrupt.is_command_line():
-    from grader import early
+    from grader.learner import early
 
     early.start_zygote(sys.argv)
 

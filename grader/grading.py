@@ -7,7 +7,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader import interrupt, progress, topics as topic_registry
+from grader import interrupt, progress, results, topics as topic_registry
 from grader.engine.runner import run_checks
 from grader.interrupt import as_interrupted
 from grader.language import tr
@@ -36,6 +36,7 @@ def grade(submission: Path | Snapshot, topics: list[str], hidden: bool, seed: in
     Only a copy is graded (`snapshot`): the one `resolve_submission` took, or one taken now of the folder given.
     """
     started, t0 = now(), time.monotonic()
+    results.prepare()
     mode = "hidden" if hidden else "public"
     shown = submission.given if isinstance(submission, Snapshot) else submission
     try:
