@@ -117,3 +117,20 @@ def test_the_screens_show_what_they_are_for(shown):
     assert marks["NOT STARTED"] in shown["check not started"], shown["check not started"]
     assert MUTANTS["sampling"] in shown["watch"] and marks["next: "].strip() in shown["watch"], shown["watch"]
     assert marks["next: "].strip() in shown["progress"] and "top_p_filter" in shown["progress"], shown["progress"]
+
+
+def test_a_check_not_run_is_told_apart_in_either_language():
+    """The summary says once, at the topic, why its checks did not run: it knows such a check by its message,
+    whichever language the run said it in."""
+    from grader.results import NOT_RUN, is_not_run
+
+    said = {}
+    try:
+        for lang in language.LANGUAGES:
+            language.choose(lang)
+            said[lang] = language.tr(NOT_RUN) + language.tr("{module} could not be imported (see the topic's error)",
+                                                             module="sampling.py")
+        assert said["zh"] != said["en"] and all(is_not_run(message) for message in said.values()), said
+        assert not is_not_run(said["en"].removeprefix(NOT_RUN))
+    finally:
+        language.choose(None)
