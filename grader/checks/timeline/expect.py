@@ -7,7 +7,7 @@ critical batch must come back as inf.
 """
 import math
 
-from grader.engine import diagnose, expect_type, fail, within
+from grader.engine import diagnose, expect_type, fail, tr, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -27,7 +27,8 @@ def expect_number(actual, expected: float, what: str, unit: str, wrong: dict) ->
     """Fail unless `actual` is `expected`, naming the misconception whose value it equals, if any."""
     expect_type(actual, (float, int), what)
     if not same_number(actual, expected):
-        fail(f"{what} returned {actual!r}{unit}, expected {expected!r}{unit} (relative tolerance {RTOL:g})",
+        fail(tr("{what} returned {actual!r}{unit}, expected {expected!r}{unit} (relative tolerance {rtol:g})",
+                what=what, actual=actual, expected=expected, unit=unit, rtol=RTOL),
              diagnose(actual, wrong, same_number))
 
 
@@ -41,22 +42,37 @@ def expect_critical_batch(actual, expected: float, what: str, wrong: dict) -> No
     batch_always_compute_bound."""
     if math.isinf(expected) and isinstance(actual, (int, float)) and not isinstance(actual, bool) \
             and math.isfinite(actual):
-        fail(f"{what} returned {actual!r}, expected inf: from this context length on, each sequence's K/V read takes "
-             "at least as long as its compute, so in the whole-step roofline no batch is ever compute-bound",
-             "batch_always_compute_bound")
+        fail(tr("{what} returned {actual!r}, expected inf: from this context length on, each sequence's K/V read "
+                "takes at least as long as its compute, so in the whole-step roofline no batch is ever compute-bound",
+                what=what, actual=actual), "batch_always_compute_bound")
     expect_number(actual, expected, what, "", wrong)
+
+
+def not_a_dict(actual) -> str:
+    """A result's difference from a dict, in words."""
+    return tr("returned {type}, expected a dict", type=type_name(actual))
+
+
+def missing_keys(missing: list) -> str:
+    """A result's difference from one with every key of `missing`, in words."""
+    return tr("the result has no {keys}", keys=", ".join(map(repr, missing)))
+
+
+def key_difference(key: str, actual, expected) -> str:
+    """The difference of a result's value at `key`, in words."""
+    return tr("{key!r} = {actual!r}, expected {expected!r}", key=key, actual=actual, expected=expected)
 
 
 def throughput_difference(actual, expected: dict) -> str | None:
     """None when `actual` has `expected`'s three figures; otherwise the first difference, in words."""
     if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict"
+        return not_a_dict(actual)
     missing = [key for key in THROUGHPUT_KEYS if key not in actual]
     if missing:
-        return f"the result has no {', '.join(map(repr, missing))}"
+        return missing_keys(missing)
     for key in THROUGHPUT_KEYS:
         if not same_number(actual[key], expected[key]):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return key_difference(key, actual[key], expected[key])
     return None
 
 
@@ -64,48 +80,51 @@ def expect_throughput(actual, expected: dict, what: str, wrong: dict) -> None:
     """Fail unless `actual` has the step time and both throughputs of `expected`."""
     problem = throughput_difference(actual, expected)
     if problem is not None:
-        fail(f"{what}: {problem} (relative tolerance {RTOL:g})",
+        fail(tr("{what}: {problem} (relative tolerance {rtol:g})", what=what, problem=problem, rtol=RTOL),
              diagnose(actual, wrong, lambda got, predicted: throughput_difference(got, predicted) is None))
 
 
 def timeline_difference(actual, expected: dict) -> str | None:
     """None when `actual` has `expected`'s segments and totals; otherwise the first difference, in words."""
     if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict"
+        return not_a_dict(actual)
     missing = [key for key in ("segments",) + TOTALS if key not in actual]
     if missing:
-        return f"the result has no {', '.join(map(repr, missing))}"
+        return missing_keys(missing)
     segments = actual["segments"]
     if not isinstance(segments, (list, tuple)) or not all(
             isinstance(s, dict) and {"kind", "start", "end"} <= s.keys() for s in segments):
-        return "'segments' must be a list of {'kind', 'start', 'end'} dicts"
+        return tr("'segments' must be a list of {keys} dicts", keys="{'kind', 'start', 'end'}")
     kinds = [s["kind"] for s in segments]
     expected_kinds = [s["kind"] for s in expected["segments"]]
     if kinds != expected_kinds:
         at = next((i for i, (a, e) in enumerate(zip(kinds, expected_kinds)) if a != e),
                   min(len(kinds), len(expected_kinds)))
-        return (f"{len(kinds)} segments, expected {len(expected_kinds)}; first difference at segments[{at}]: "
-                f"{_kind_at(kinds, at)}, expected {_kind_at(expected_kinds, at)} (expected kinds: {expected_kinds})")
+        return tr("{count} segments, expected {expected_count}; first difference at segments[{at}]: {kind}, expected "
+                  "{expected_kind} (expected kinds: {expected_kinds})", count=len(kinds),
+                  expected_count=len(expected_kinds), at=at, kind=_kind_at(kinds, at),
+                  expected_kind=_kind_at(expected_kinds, at), expected_kinds=expected_kinds)
     for i, (got, want) in enumerate(zip(segments, expected["segments"])):
         for key in ("start", "end"):
             if not same_number(got[key], want[key]):
-                return f"segments[{i}] ({want['kind']}) {key} = {got[key]!r}, expected {want[key]!r}"
+                return tr("segments[{index}] ({kind}) {key} = {actual!r}, expected {expected!r}", index=i,
+                          kind=want["kind"], key=key, actual=got[key], expected=want[key])
     for key in TOTALS:
         if not same_number(actual[key], expected[key]):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return key_difference(key, actual[key], expected[key])
     return None
 
 
 def _kind_at(kinds: list, index: int) -> str:
     """The kind at `index`, or a note that the list ends before it."""
-    return repr(kinds[index]) if index < len(kinds) else "no segment"
+    return repr(kinds[index]) if index < len(kinds) else tr("no segment")
 
 
 def expect_timeline(actual, expected: dict, what: str, wrong: dict) -> None:
     """Fail unless `actual` equals the timeline `expected` (kinds exactly, times within the tolerance)."""
     problem = timeline_difference(actual, expected)
     if problem is not None:
-        fail(f"{what}: {problem} (relative tolerance {RTOL:g})",
+        fail(tr("{what}: {problem} (relative tolerance {rtol:g})", what=what, problem=problem, rtol=RTOL),
              diagnose(actual, wrong, lambda got, predicted: timeline_difference(got, predicted) is None))
 
 

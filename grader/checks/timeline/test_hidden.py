@@ -4,7 +4,7 @@ import random
 
 from grader.checks.timeline.expect import (call_text, expect_critical_batch, expect_seconds, expect_throughput,
                                            expect_timeline, misconception_values)
-from grader.engine import check, reference
+from grader.engine import check, reference, tr
 
 CASES = 25
 SESSIONS = 10
@@ -97,7 +97,8 @@ def test_random_decode_step(sub, seed):
         batch = r.choice([1, r.randint(1, 16), r.randint(64, 1024)])
         context_lens = [r.randint(0, r.choice([256, 8192, 131_072])) for _ in range(batch)]
         expect_like_reference(sub, expect_seconds, "decode_step_seconds", model, hw, context_lens,
-                              what=call_text("decode_step_seconds", model, hw, f"<{batch} context lengths>"))
+                              what=call_text("decode_step_seconds", model, hw,
+                                             tr("<{count} context lengths>", count=batch)))
 
 
 def the_line(model: dict, hw: dict) -> float:

@@ -6,7 +6,7 @@ from grader.checks.timeline.scenarios import (BASELINE, COMPACT_LAYOUT, COMPACTE
                                               LLAMA3_8B, LONG_AGENT, ON_THE_LINE, OPTIMISATIONS, SESSIONS,
                                               THROUGHPUT_BATCHES, THROUGHPUT_CONTEXTS, compact, generate, network,
                                               tool, tool_result, user)
-from grader.engine import check, diagnose, expect_raises, fail, golden, reference
+from grader.engine import check, diagnose, expect_raises, fail, golden, reference, tr
 
 MODEL = "Llama-3-8B-like"
 SCENARIOS_FILE = "grader/checks/timeline/scenarios.py"
@@ -146,7 +146,9 @@ def test_efficiency_factors(sub):
 
 def events_text(name: str, events: list) -> str:
     """The events as written when short, else where to read them."""
-    return repr(events) if len(events) <= 6 else f"<{name}: {len(events)} events, see {SCENARIOS_FILE}>"
+    if len(events) <= 6:
+        return repr(events)
+    return tr("<{name}: {count} events, see {file}>", name=name, count=len(events), file=SCENARIOS_FILE)
 
 
 def scenario_check(name: str, title: str, scenario: str):
@@ -190,10 +192,10 @@ def segment_totals(timeline: dict) -> dict:
             for kind, value in totals.items()}
 
 
-def expect_shortened(sub, baseline: dict, key: str, change: str, label: str, events: list, prefix_cache: bool,
-                     segment: str) -> None:
-    """The submission's timeline of the changed session must equal the golden; a failure shows the seconds
-    saved per kind of segment over `baseline`, expected and got."""
+def expect_shortened(sub, baseline: dict, key: str, label: str, events: list, prefix_cache: bool,
+                     shortens: str) -> None:
+    """The submission's timeline of the changed session must equal the golden; a failure says what the change
+    should shorten (`shortens`) and shows the seconds saved per kind of segment over `baseline`, expected and got."""
     case = stored(f"session.{key}.H100.{prefix_cache}", "session_timeline", LLAMA3_8B, H100, events, prefix_cache)
     got = sub.session_timeline(LLAMA3_8B, H100, events, prefix_cache)
     what = call_text("session_timeline", MODEL, "H100", events_text(label, events), prefix_cache=prefix_cache)
@@ -204,9 +206,21 @@ def expect_shortened(sub, baseline: dict, key: str, change: str, label: str, eve
         got_totals = segment_totals(got) if isinstance(got, dict) else {}
         got_saving = {kind: round(baseline[kind] - seconds, 6) if seconds is not None else None
                       for kind, seconds in got_totals.items()}
-        fail(f"{what}: {change} should shorten {segment}; seconds saved per kind of segment over the baseline: "
-             f"expected {expected_saving}, got {got_saving}; first difference: {problem}",
+        fail(tr("{what}: {shortens}; seconds saved per kind of segment over the baseline: expected {expected}, got "
+                "{got}; first difference: {problem}", what=what, shortens=shortens, expected=expected_saving,
+                got=got_saving, problem=problem),
              diagnose(got, case["wrong"], lambda a, p: timeline_difference(a, p) is None))
+
+
+def optimisation_words(change: str, segment: str) -> tuple[str, str]:
+    """How a call names the session that `change` (one of scenarios.OPTIMISATIONS) makes of BASELINE, and the
+    sentence saying it should shorten `segment`, in this run's language."""
+    return {("a prefix cache", "prefill"): (tr("BASELINE with a prefix cache"),
+                                            tr("a prefix cache should shorten prefill")),
+            ("a shorter output", "decode"): (tr("BASELINE with a shorter output"),
+                                             tr("a shorter output should shorten decode")),
+            ("parallel tool calls", "tool"): (tr("BASELINE with parallel tool calls"),
+                                              tr("parallel tool calls should shorten tool"))}[change, segment]
 
 
 @check("what_each_optimisation_shortens", points=2, hint="session_timeline",
@@ -214,8 +228,8 @@ def expect_shortened(sub, baseline: dict, key: str, change: str, label: str, eve
 def test_what_each_optimisation_shortens(sub):
     baseline = expect_session(sub, "baseline", events_text("BASELINE", BASELINE), "H100", BASELINE, False)
     for change, events, prefix_cache, segment in OPTIMISATIONS:
-        expect_shortened(sub, baseline, change.replace(" ", "_"), change, f"BASELINE with {change}", events,
-                         prefix_cache, segment)
+        label, shortens = optimisation_words(change, segment)
+        expect_shortened(sub, baseline, change.replace(" ", "_"), label, events, prefix_cache, shortens)
 
 
 @check("what_compaction_shortens", points=2, hint="session_timeline.compact",
@@ -226,8 +240,8 @@ def test_what_compaction_shortens(sub):
     expect_session(sub, "compact_layout", events_text("COMPACT_LAYOUT", COMPACT_LAYOUT), "H100", COMPACT_LAYOUT,
                    True)
     baseline = expect_session(sub, "long_agent", events_text("LONG_AGENT", LONG_AGENT), "H100", LONG_AGENT, True)
-    expect_shortened(sub, baseline, "compacted", "compaction", "COMPACTED", COMPACTED, True,
-                     "later decode steps and prefills")
+    expect_shortened(sub, baseline, "compacted", "COMPACTED", COMPACTED, True,
+                     tr("compaction should shorten later decode steps and prefills"))
 
 
 def expect_bad_calls(sub, calls: list) -> None:
@@ -236,7 +250,8 @@ def expect_bad_calls(sub, calls: list) -> None:
         what = call_text(fn, MODEL, "H100", *map(repr, args[2:]))
         message = expect_raises(ValueError, getattr(sub, fn), *args)
         if argument not in message:
-            fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=what,
+                    message=message, name=argument))
 
 
 BAD_CALLS = [
