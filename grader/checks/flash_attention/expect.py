@@ -2,7 +2,7 @@
 import torch
 
 from grader.checks.flash_attention.misconceptions import predictions
-from grader.engine import CheckFailure, expect_close, expect_type, fail, mismatch, tolerance
+from grader.engine import CheckFailure, expect_close, expect_type, fail, mismatch, tolerance, tr
 from grader.engine.checks import type_name
 from grader.engine.tolerance import SAFETY
 
@@ -36,14 +36,16 @@ def expected(ref, q, k, v, causal: bool, block_q: int = 64, block_k: int = 64, d
 def split(result, what: str, dtype: torch.dtype):
     """(o, lse) from a result that must be a pair of tensors: o in the input dtype, lse in it or wider."""
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        fail(f"{what} returned {type_name(result)}, expected a tuple (o, lse)")
+        fail(tr("{what} returned {type}, expected a tuple (o, lse)", what=what, type=type_name(result)))
     o, lse = result
-    expect_type(o, torch.Tensor, f"{what} (o)")
-    expect_type(lse, torch.Tensor, f"{what} (lse)")
+    expect_type(o, torch.Tensor, tr("{what} ({part})", what=what, part="o"))
+    expect_type(lse, torch.Tensor, tr("{what} ({part})", what=what, part="lse"))
     if o.dtype != dtype:
-        fail(f"{what} returned o of dtype {o.dtype}; o must have the input dtype {dtype}")
+        fail(tr("{what} returned o of dtype {got}; o must have the input dtype {dtype}", what=what, got=o.dtype,
+                dtype=dtype))
     if lse.dtype not in (dtype, torch.float32, torch.float64):
-        fail(f"{what} returned lse of dtype {lse.dtype}; expected {dtype}, float32 or float64")
+        fail(tr("{what} returned lse of dtype {got}; expected {dtype}, float32 or float64", what=what, got=lse.dtype,
+                dtype=dtype))
     return o, lse
 
 
@@ -53,7 +55,7 @@ def expect_attention(result, case: dict, what: str, dtype: torch.dtype) -> None:
     for name, got in (("o", o), ("lse", lse)):
         atol, rtol = case[f"tol_{name}"]
         try:
-            expect_close(got, case[name], f"{what}: {name}", atol, rtol)
+            expect_close(got, case[name], tr("{what}: {name}", what=what, name=name), atol, rtol)
         except CheckFailure as failure:
             shown = next((mid for mid, outputs in case["wrong"]
                           if name in outputs and mismatch(got, outputs[name], atol, rtol) is None), None)
@@ -68,14 +70,16 @@ def expect_finite(result, case: dict, what: str, dtype: torch.dtype) -> None:
     shows = {"o": "unstable_softmax", "lse": "lse_without_max"}
     for name, got, want in (("o", o, case["o"]), ("lse", lse, case["lse"])):
         if got.shape != want.shape:
-            fail(f"{what} returned {name} of shape {list(got.shape)}, expected {list(want.shape)}")
+            fail(tr("{what} returned {name} of shape {shape}, expected {expected}", what=what, name=name,
+                    shape=list(got.shape), expected=list(want.shape)))
         bad = ~torch.isfinite(got) & torch.isfinite(want)
         bad_rows = bad.any(dim=-1) if name == "o" else bad  # [B, H, Tq]
         if bad_rows.any():
             row = tuple(torch.nonzero(bad_rows)[0].tolist())
-            fail(f"{what}: {name} is not finite in {int(bad_rows.sum())} of {bad_rows.numel()} query rows, e.g. "
-                 f"row {list(row)} whose largest score is {float(case['row_max'][row]):.0f} "
-                 f"(expected {name} there: {_first(want[row])}, got {_first(got[row])})",
+            fail(tr("{what}: {name} is not finite in {bad} of {rows} query rows, e.g. row {row} whose largest score "
+                    "is {score:.0f} (expected {name} there: {expected}, got {got})", what=what, name=name,
+                    bad=int(bad_rows.sum()), rows=bad_rows.numel(), row=list(row),
+                    score=float(case["row_max"][row]), expected=_first(want[row]), got=_first(got[row])),
                  shows[name] if bool((bad_rows <= extreme).all()) else None)
 
 

@@ -3,7 +3,7 @@ float32 score matrix, whatever the submission did before it."""
 import torch
 
 from grader.checks.flash_attention.expect import expect_attention, split
-from grader.engine import SubmissionRaised, fail
+from grader.engine import SubmissionRaised, fail, tr
 
 MIB = 2**20
 T = 8192
@@ -34,19 +34,20 @@ def expect_small_footprint(sub, q: torch.Tensor, k: torch.Tensor, v: torch.Tenso
         result = sub.tiled_attention(q, k, v, causal=False, block_q=512, block_k=512)
     except SubmissionRaised as raised:
         if "MemoryError" in raised.type_names or "allocate memory" in raised.message:
-            fail(f"{raised.call} ran out of memory with {CAP // MIB} MiB to spare ({raised.type_name}: "
-                 f"{raised.message[:160]}); the full {T}x{T} float32 score matrix needs 256 MiB",
-                 "materializes_full_scores")
+            fail(tr("{call} ran out of memory with {cap} MiB to spare ({type}: {message}); the full {t}x{t} float32 "
+                    "score matrix needs 256 MiB", call=raised.call, cap=CAP // MIB, type=raised.type_name,
+                    message=raised.message[:160], t=T), "materializes_full_scores")
         raise
     what = sub.last_call
     peak = sub.life_peak_rss_bytes
     if baseline is not None and peak is not None and peak - baseline > LIMIT:
-        fail(f"{what}: your module held {(peak - baseline) / MIB:.0f} MiB more than the child did before it was "
-             f"imported; it must stay below {LIMIT // MIB} MiB (the full score matrix is 256 MiB, a 512x512 tile "
-             f"1 MiB)", "materializes_full_scores")
+        fail(tr("{what}: your module held {held:.0f} MiB more than the child did before it was imported; it must "
+                "stay below {limit} MiB (the full score matrix is 256 MiB, a 512x512 tile 1 MiB)", what=what,
+                held=(peak - baseline) / MIB, limit=LIMIT // MIB), "materializes_full_scores")
     o, lse = split(result, what, torch.float32)
     if o.shape != q.shape or lse.shape != q.shape[:3]:
-        fail(f"{what} returned o {list(o.shape)} and lse {list(lse.shape)}, expected {list(q.shape)} and "
-             f"{list(q.shape[:3])}")
+        fail(tr("{what} returned o {o} and lse {lse}, expected {o_shape} and {lse_shape}", what=what,
+                o=list(o.shape), lse=list(lse.shape), o_shape=list(q.shape), lse_shape=list(q.shape[:3])))
     shown = ", ".join(str(r) for r in rows[:3].tolist())
-    expect_attention((o[:, :, rows], lse[:, :, rows]), case, f"{what}, query rows {shown}, ...", torch.float32)
+    expect_attention((o[:, :, rows], lse[:, :, rows]), case, tr("{what}, query rows {rows}, ...", what=what,
+                                                                rows=shown), torch.float32)

@@ -7,7 +7,7 @@ import torch
 from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected
 from grader.checks.flash_attention.inputs import between, pick, randn_qkv, with_row_scores
 from grader.checks.flash_attention.memory import T, expect_small_footprint
-from grader.engine import check, expect_equal, expect_raises, fail, reference, require
+from grader.engine import check, expect_equal, expect_raises, fail, reference, require, tr
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 # the fused attention family at the dispatcher, whatever the entry point (torch.ops.aten._scaled_dot_product_...,
@@ -84,10 +84,10 @@ def test_random_bad_shapes(sub, rng):
         message = expect_raises(ValueError, sub.tiled_attention, q, k, v, causal=True, block_q=block_q,
                                 block_k=block_k)
         if not re.search(r"\bcausal\b", message):
-            fail("tiled_attention with causal=True and Tq > Tk raised a ValueError that does not name 'causal'")
+            fail(tr("tiled_attention with causal=True and Tq > Tk raised a ValueError that does not name 'causal'"))
         message = expect_raises(ValueError, sub.tiled_attention, q, k, v[..., :d // 2])
         if not re.search(r"\bv\b", message):
-            fail("tiled_attention with v of another head dim than k raised a ValueError that does not name 'v'")
+            fail(tr("tiled_attention with v of another head dim than k raised a ValueError that does not name 'v'"))
         # the same inputs without the mask: more queries than keys is fine (refusing every call fails here)
         case = expected(reference("flash_attention"), q, k, v, False, block_q, block_k)
         expect_attention(sub.tiled_attention(q, k, v, causal=False, block_q=block_q, block_k=block_k), case,

@@ -6,7 +6,7 @@ import torch
 from grader.checks.flash_attention.expect import expect_attention, expect_finite, expected
 from grader.checks.flash_attention.inputs import lattice_qkv, with_row_scores
 from grader.checks.flash_attention.memory import T, expect_small_footprint
-from grader.engine import check, expect_equal, expect_raises, expect_type, fail, golden, reference, require
+from grader.engine import check, expect_equal, expect_raises, expect_type, fail, golden, reference, require, tr
 
 FORBIDDEN_CALLS = ["torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention"]
 # the fused attention family at the dispatcher, whatever the entry point (torch.ops.aten._scaled_dot_product_...,
@@ -67,7 +67,7 @@ def test_large_scores(sub):
     q, k = with_row_scores(q, k, targets)
     case = golden("large_scores", lambda: expected(reference("flash_attention"), q, k, v, False, 8, 16))
     result = sub.tiled_attention(q, k, v, causal=False, block_q=8, block_k=16)
-    what = f"{sub.last_call} with rows of scores around {targets.tolist()}"
+    what = tr("{call} with rows of scores around {targets}", call=sub.last_call, targets=targets.tolist())
     expect_finite(result, case, what, torch.float32)
     expect_attention(result, case, what, torch.float32)
 
@@ -89,18 +89,24 @@ def test_bad_arguments(sub):
     for kwargs, name in (({"block_q": 0}, "block_q"), ({"block_k": 0}, "block_k"), ({"block_k": -4}, "block_k")):
         message = expect_raises(ValueError, sub.tiled_attention, q, k, v, **kwargs)
         if name not in message:
-            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=sub.last_call,
+                    message=message, name=name))
     message = expect_raises(ValueError, sub.tiled_attention, q[0], k, v)
     if not re.search(r"\bq\b", message):
-        fail(f"{sub.last_call} (q is 3-d) raised ValueError({message!r}); the message should name 'q'")
+        fail(unnamed(sub.last_call, tr("q is 3-d"), message, "q"))
     message = expect_raises(ValueError, sub.tiled_attention, q, k, v[:, :, :5])
     if not re.search(r"\bv\b", message):
-        fail(f"{sub.last_call} (k has 8 keys, v 5) raised ValueError({message!r}); the message should name 'v'")
+        fail(unnamed(sub.last_call, tr("k has 8 keys, v 5"), message, "v"))
     # 8 queries, 5 keys, bottom-right aligned: query i sees keys j <= i - 3, so queries 0, 1 and 2 see none
     message = expect_raises(ValueError, sub.tiled_attention, q, k[:, :, :5], v[:, :, :5], causal=True)
     if not re.search(r"\bcausal\b", message):
-        fail(f"{sub.last_call} (Tq = 8 > Tk = 5: queries 0-2 would see no key) raised ValueError({message!r}); "
-             f"the message should name 'causal'")
+        fail(unnamed(sub.last_call, tr("Tq = 8 > Tk = 5: queries 0-2 would see no key"), message, "causal"))
+
+
+def unnamed(call: str, why: str, message: str, name: str) -> str:
+    """The failure of a call (`why` it is refused) whose ValueError does not name the argument `name`."""
+    return tr("{call} ({why}) raised ValueError({message!r}); the message should name {name!r}", call=call, why=why,
+              message=message, name=name)
 
 
 MEMORY_CASES = {  # key: (tq, tk, d, block_q, block_k, dtype_bytes); tiles no larger than the sequences
@@ -122,13 +128,15 @@ def test_memory_bytes(sub):
         expect_type(got, dict, what)
         for name in MEMORY_KEYS:
             if name not in got:
-                fail(f"{what} returned keys {sorted(map(str, got))}; expected {', '.join(map(repr, MEMORY_KEYS))}")
+                fail(tr("{what} returned keys {keys}; expected {expected}", what=what, keys=sorted(map(str, got)),
+                        expected=", ".join(map(repr, MEMORY_KEYS))))
             expect_type(got[name], int, f"{what}[{name!r}]")
         tiled = want["tiled_scores"] + want["tiled_state"]
         expect_equal({n: got[n] for n in want}, want,
-                     f"{what} (naive holds {want['naive_scores'] / MIB:g} MiB of scores; the tiled algorithm a "
-                     f"{want['tiled_scores'] / 1024:g} KiB tile and {want['tiled_state'] / 1024:g} KiB of float32 "
-                     f"accumulator, max and sum: {want['naive_scores'] / tiled:.0f}x less)"
+                     tr("{what} (naive holds {naive:g} MiB of scores; the tiled algorithm a {tile:g} KiB tile and "
+                        "{state:g} KiB of float32 accumulator, max and sum: {ratio:.0f}x less)", what=what,
+                        naive=want["naive_scores"] / MIB, tile=want["tiled_scores"] / 1024,
+                        state=want["tiled_state"] / 1024, ratio=want["naive_scores"] / tiled)
                      + state_slip(got["tiled_state"], *args))
 
 
@@ -136,11 +144,11 @@ def state_slip(state, tq: int, tk: int, d: int, block_q: int, block_k: int, dtyp
     """What a wrong tiled_state leaves out, when it equals a known slip; else nothing."""
     if state == (block_q * d + 2 * block_q) * 4:
         return ""
-    slips = {block_q * d * 4: "the running max and sum of every row are part of the state too",
-             2 * block_q * 4: "the [block_q, d] output accumulator is part of the state too",
-             (block_q * d + 2 * block_q) * dtype_bytes: "the state is float32, 4 bytes an entry, whatever the "
-                                                         "input dtype"}
-    return f"; {slips[state]}" if state in slips else ""
+    slips = {block_q * d * 4: tr("the running max and sum of every row are part of the state too"),
+             2 * block_q * 4: tr("the [block_q, d] output accumulator is part of the state too"),
+             (block_q * d + 2 * block_q) * dtype_bytes: tr("the state is float32, 4 bytes an entry, whatever the "
+                                                            "input dtype")}
+    return tr("; {slip}", slip=slips[state]) if state in slips else ""
 
 
 @check("memory_bytes_bad_arguments", points=1, hint="attention_memory_bytes",
@@ -150,7 +158,8 @@ def test_memory_bytes_bad_arguments(sub):
                        ((64, 64, 64, 16, 16, 0), "dtype_bytes")):
         message = expect_raises(ValueError, sub.attention_memory_bytes, *args)
         if not re.search(rf"\b{name}\b", message):
-            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=sub.last_call,
+                    message=message, name=name))
 
 
 HBM_CASES = {  # key: (n, d, block_q, dtype_bytes)
@@ -176,20 +185,23 @@ def test_hbm_bytes(sub):
         expect_type(got, dict, what)
         for name in ("naive", "tiled"):
             if name not in got:
-                fail(f"{what} returned keys {sorted(map(str, got))}; expected 'naive' and 'tiled'")
+                fail(tr("{what} returned keys {keys}; expected 'naive' and 'tiled'", what=what,
+                        keys=sorted(map(str, got))))
             expect_type(got[name], int, f"{what}[{name!r}]")
         expect_equal({name: got[name] for name in want}, want,
-                     f"{what} (both passes do {4 * n * n * d / 1e9:.3g} GFLOP; the naive one moves "
-                     f"{want['naive'] / MIB:.4g} MiB, {intensity(n, d, want['naive']):.0f} FLOP/byte, the tiled one "
-                     f"{want['tiled'] / MIB:.4g} MiB, {intensity(n, d, want['tiled']):.0f} FLOP/byte)"
+                     tr("{what} (both passes do {gflop:.3g} GFLOP; the naive one moves {naive:.4g} MiB, "
+                        "{naive_intensity:.0f} FLOP/byte, the tiled one {tiled:.4g} MiB, {tiled_intensity:.0f} "
+                        "FLOP/byte)", what=what, gflop=4 * n * n * d / 1e9, naive=want["naive"] / MIB,
+                        naive_intensity=intensity(n, d, want["naive"]), tiled=want["tiled"] / MIB,
+                        tiled_intensity=intensity(n, d, want["tiled"]))
                      + traffic_slip(got["tiled"], want["tiled"], n, d, dtype_bytes))
 
 
 def traffic_slip(tiled, right: int, n: int, d: int, dtype_bytes: int) -> str:
     """What a wrong tiled traffic leaves out, when it equals a known slip; else nothing."""
-    slips = {right - 4 * n: "the float32 lse is written too, 4 bytes a query",
-             4 * n * d * dtype_bytes + 4 * n: "every query block reads all of K and V, not only the first"}
-    return f"; {slips[tiled]}" if tiled != right and tiled in slips else ""
+    slips = {right - 4 * n: tr("the float32 lse is written too, 4 bytes a query"),
+             4 * n * d * dtype_bytes + 4 * n: tr("every query block reads all of K and V, not only the first")}
+    return tr("; {slip}", slip=slips[tiled]) if tiled != right and tiled in slips else ""
 
 
 @check("hbm_bytes_bad_arguments", points=1, hint="attention_hbm_bytes",
@@ -199,7 +211,8 @@ def test_hbm_bytes_bad_arguments(sub):
                        ((64, 64, 64, 0), "dtype_bytes")):
         message = expect_raises(ValueError, sub.attention_hbm_bytes, *args)
         if not re.search(rf"\b{name}\b", message):
-            fail(f"{sub.last_call} raised ValueError({message!r}); the message should name {name!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=sub.last_call,
+                    message=message, name=name))
 
 
 TRITON_CASES = {  # key: ((B, H, Tq, Tk, D), causal)
