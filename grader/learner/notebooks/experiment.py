@@ -6,6 +6,7 @@ import traceback
 from contextlib import contextmanager
 from types import SimpleNamespace
 
+from grader.language import tr
 from grader.submission.notebook import latest_definitions, units
 
 TODO = "NotImplementedError"
@@ -31,11 +32,14 @@ def implementations(topic: str) -> SimpleNamespace:
         elif name in shell.user_ns:
             chosen[name] = shell.user_ns[name]
             waiting.append(name)
-    print(f"experiments use your {', '.join(yours)}" if yours else "experiments use none of your functions yet")
+    print(tr("experiments use your {names}", names=", ".join(yours)) if yours
+          else tr("experiments use none of your functions yet"))
     if theirs:
-        print(f"and the {fallback.__name__.split('.')[0]}'s {', '.join(theirs)} (yours not done yet)")
+        print(tr("and the {package}'s {names} (yours not done yet)", package=fallback.__name__.split(".")[0],
+                 names=", ".join(theirs)))
     if waiting:
-        print(f"the figures that need {', '.join(waiting)} wait for yours (no reference is installed here)")
+        print(tr("the figures that need {names} wait for yours (no reference is installed here)",
+                 names=", ".join(waiting)))
     return SimpleNamespace(**chosen)
 
 
@@ -65,8 +69,8 @@ def experiment(topic: str):
             raise
         for number in set(plt.get_fignums()) - before:
             plt.close(number)
-        print(f"This experiment needs your {waiting}, which is not written yet: write it, run its cell, "
-              f"then run this cell again.")
+        print(tr("This experiment needs your {function}, which is not written yet: write it, run its cell, "
+                 "then run this cell again.", function=waiting))
 
 
 def _raised_by(topic: str, exc: BaseException) -> str | None:

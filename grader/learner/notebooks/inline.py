@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from grader import progress
+from grader import language, progress
+from grader.language import tr
 from grader.learner.notebooks import kernel
 from grader.submission.notebook import from_history, units
 
@@ -37,9 +39,9 @@ class Report:
     def _repr_mimebundle_(self, include=None, exclude=None):
         from grader.exporters.terminal import summary
 
-        text = summary(self.doc) if self.statuses else f"{self.target}: no checks of its own"
+        text = summary(self.doc) if self.statuses else tr("{target}: no checks of its own", target=self.target)
         if self.doc["status"] != "completed":
-            text += f"\nthe checks did not complete: {self.doc['error']}"
+            text += "\n" + tr("the checks did not complete: {error}", error=self.doc["error"])
         data = {"target": self.target, "status": self.doc["status"], "statuses": self.statuses,
                 "waiting_for": self.waiting, "score": self.doc["score"], "max_score": self.doc["max_score"]}
         return {"text/html": _html(text), "text/plain": click.unstyle(text), MIME: data}
@@ -66,8 +68,8 @@ def check(target: str) -> Report:
 
     topic, _, name = target.partition(".")
     if topic not in _topics() or (name and name.split(".")[0] not in units(topic)):
-        raise ValueError(f"unknown exercise {target!r}; this topic's are: "
-                         f"{', '.join(f'{topic}.{u}' for u in units(topic)) if topic in _topics() else _topics()}")
+        known = ', '.join(f'{topic}.{u}' for u in units(topic)) if topic in _topics() else ', '.join(_topics())
+        raise ValueError(tr("unknown exercise {target}; this topic's are: {known}", target=repr(target), known=known))
     folder = _workspace()
     kernel.listen()
     (folder / f"{topic}.py").write_text(from_history(topic, list(get_ipython().user_ns["In"]), kernel.TAGS))
@@ -90,12 +92,21 @@ def _workspace() -> Path:
     return _folder[0]
 
 
-def start() -> None:
+def start(lang: str | None = None) -> None:
     """Start the warm checking process now (it takes seconds), unless it runs already, and record the tags of
-    the cells run from now on."""
+    the cells run from now on; `lang`, the notebook's language, is that of its check reports whatever shell opened
+    the notebook (INFERGRADE_LANG, which the checking process inherits)."""
+    if lang is not None:
+        os.environ[language.VARIABLE] = language.choose(lang)
     kernel.listen()
-    if not _server or _server[0].poll() is not None:
-        _server[:] = [subprocess.Popen([sys.executable, "-m", "grader.learner.notebooks.server"], stdin=subprocess.PIPE,
+    running = bool(_server) and _server[0].poll() is None
+    if running and _server[0].args[-1] != language.current():  # started in another language
+        _server[0].kill()
+        _server[0].wait()
+        running = False
+    if not running:
+        _server[:] = [subprocess.Popen([sys.executable, "-m", "grader.learner.notebooks.server",
+                                        language.current()], stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, text=True, start_new_session=True)]
         atexit.register(_server[0].kill)
 
@@ -112,5 +123,6 @@ def _ask(request: dict) -> dict:
         server.kill()
         raise
     if not line:
-        raise RuntimeError("the checking process ended without an answer (see the kernel's log); run the cell again")
+        raise RuntimeError(tr("the checking process ended without an answer (see the kernel's log); run the cell "
+                              "again"))
     return json.loads(line)

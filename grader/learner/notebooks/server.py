@@ -17,11 +17,13 @@ shared()  # the warm zygote's interpreter imports torch while this one does
 import torch  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from grader import language  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
 from grader.learner.select_checks import check_units  # noqa: E402
 
 
 def main() -> None:
+    language.choose(sys.argv[1] if len(sys.argv) > 1 else None)  # the notebook's language, else the environment's
     torch.set_num_threads(1)
     limits.cap_grader_memory()
     for line in sys.stdin:  # until the kernel goes (end of input)
