@@ -12,6 +12,7 @@ import pytest
 from grader import language, wording
 from grader.grading import grade
 from grader.instructor.selftest import EXERCISES_DIR, MUTANTS_DIR, SOLUTIONS_DIR, mutant_submission
+from grader.sandbox import child
 from grader.sandbox.policy import REPO
 
 TOPICS = ["sampling", "paged_kv"]
@@ -175,7 +176,7 @@ def test_code_and_values_are_not_words():
 # --------------------------------------------------------------------- every sentence the code says has its Chinese
 def said_through_tr() -> dict[str, str]:
     """{English sentence: where} for every literal first argument of `tr(...)` in the engine, the sandbox and the
-    sampling and paged_kv checks."""
+    sampling and paged_kv checks, and the child's refusals to import a module (said through tr by connection.py)."""
     said = {}
     for folder in SAID_BY_CODE:
         for path in sorted((REPO / folder).glob("*.py")):
@@ -183,7 +184,7 @@ def said_through_tr() -> dict[str, str]:
                 if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "tr" \
                         and node.args and isinstance(node.args[0], ast.Constant):
                     said.setdefault(node.args[0].value, f"{path.relative_to(REPO)}:{node.lineno}")
-    return said
+    return said | {refused: "grader/sandbox/child.py" for refused in child.IMPORT_REFUSALS.values()}
 
 
 def test_every_sentence_of_the_engine_sandbox_and_both_topics_checks_has_its_chinese():

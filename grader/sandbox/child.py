@@ -275,12 +275,17 @@ class SourceOnly(importlib.machinery.SourceFileLoader):
         return self.source_to_code(self.get_data(path), path)
 
 
+# a module the child refuses to import, by the exception it raises: the grader says these in the reader's language
+IMPORT_REFUSALS = {"ImportError": "{topic}.py is a symbolic link; put the file itself in the submission folder",
+                   "FileNotFoundError": "{topic}.py is missing from the submission folder"}
+
+
 def _import_submission(submission_dir: str, topic: str):
     path = os.path.join(submission_dir, f"{topic}.py")
     if os.path.islink(path):  # what is graded must be what the results hash: the file itself
-        raise ImportError(f"{topic}.py is a symbolic link; put the file itself in the submission folder")
+        raise ImportError(IMPORT_REFUSALS["ImportError"].format(topic=topic))
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{topic}.py is missing from the submission folder")
+        raise FileNotFoundError(IMPORT_REFUSALS["FileNotFoundError"].format(topic=topic))
     sys.path.insert(0, submission_dir)  # its helper modules too, from their source only
     sys.path_importer_cache[submission_dir] = importlib.machinery.FileFinder(submission_dir, (SourceOnly, [".py"]))
     spec = importlib.util.spec_from_file_location(topic, path, loader=SourceOnly(topic, path))

@@ -61,10 +61,12 @@ class Child:
         if reply[0] == "import_error":
             info = exception_info(reply[1])
             where = f"\n{info['where']}" if info["where"] else ""
+            refusal = wire.IMPORT_REFUSALS.get(info["type"])  # the child's own sentence, in the reader's language
+            message = tr(refusal, topic=self.topic) if refusal and info["message"] == refusal.format(
+                topic=self.topic) else info["message"]
             self.close()
             raise ChildFailure("error", tr("could not import {topic}.py: {type}: {message}{where}", topic=self.topic,
-                                           type=info["type"], message=info["message"], where=where),
-                               import_failure=True)
+                                           type=info["type"], message=message, where=where), import_failure=True)
         if reply[0] != "ready":
             self.close()
             raise ChildFailure("error", tr("the child sent {reply!r} where 'ready' was expected", reply=reply[0]))
