@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from itertools import pairwise
 
 from grader.checks.serving.expect import RECORD_KEYS, RTOL, is_number
-from grader.engine import fail
+from grader.engine import fail, tr
 from grader.engine.checks import type_name
 
 STATUSES = ("ok", "cancelled", "timeout", "rejected")
@@ -20,46 +20,60 @@ STATUSES = ("ok", "cancelled", "timeout", "rejected")
 def expect_well_formed(records, requests: list, what: str) -> None:
     """One dict record per request, in input order, with every key and an end."""
     if not isinstance(records, (list, tuple)) or len(records) != len(requests):
-        fail(f"{what} returned {type_name(records)}, expected a list of {len(requests)} records")
+        fail(tr("{what} returned {type}, expected a list of {count} records", what=what, type=type_name(records),
+                count=len(requests)))
     for index, (rec, request) in enumerate(zip(records, requests)):
         if not isinstance(rec, dict) or not set(RECORD_KEYS) <= rec.keys():
-            fail(f"{what}: record {index} is not a dict with keys {list(RECORD_KEYS)}")
+            fail(tr("{what}: record {index} is not a dict with keys {keys}", what=what, index=index,
+                    keys=list(RECORD_KEYS)))
         if rec["id"] != request["id"]:
-            fail(f"{what}: record {index} has id {rec['id']!r}, expected {request['id']!r} (input order)")
+            fail(tr("{what}: record {index} has id {actual!r}, expected {expected!r} (input order)", what=what,
+                    index=index, actual=rec["id"], expected=request["id"]))
         if rec["status"] not in STATUSES or not (is_number(rec["finish"]) and math.isfinite(rec["finish"])):
-            fail(f"{what}: request {request['id']!r} never ended (status {rec['status']!r}, finish {rec['finish']!r})")
+            fail(tr("{what}: request {id!r} never ended (status {status!r}, finish {finish!r})", what=what,
+                    id=request["id"], status=rec["status"], finish=rec["finish"]))
         if not isinstance(rec["preemptions"], int) or isinstance(rec["preemptions"], bool) or rec["preemptions"] < 0:
-            fail(f"{what}: request {request['id']!r} has preemptions {rec['preemptions']!r}, expected an int >= 0")
+            fail(tr("{what}: request {id!r} has preemptions {preemptions!r}, expected an int >= 0", what=what,
+                    id=request["id"], preemptions=rec["preemptions"]))
+
+
+def request_named(request: dict, what: str) -> str:
+    """The request of the call `what` that a message is about."""
+    return tr("{what}: request {id!r}", what=what, id=request["id"])
 
 
 def expect_token_times(rec, request: dict, what: str) -> None:
     """Token times strictly increase, first_token is the first of them, and the count matches the status."""
     times = rec["token_times"]
-    where = f"{what}: request {request['id']!r}"
+    where = request_named(request, what)
     if not isinstance(times, (list, tuple)) or not all(is_number(t) and math.isfinite(t) for t in times):
-        fail(f"{where}: token_times is not a list of finite numbers")
+        fail(tr("{where}: token_times is not a list of finite numbers", where=where))
     if any(later <= earlier for earlier, later in pairwise(times)):
-        fail(f"{where}: token times do not increase: {list(times)[:10]}")
+        fail(tr("{where}: token times do not increase: {times}", where=where, times=list(times)[:10]))
     if rec["output_tokens"] != len(times) or rec["first_token"] != (times[0] if times else None):
-        fail(f"{where}: output_tokens {rec['output_tokens']!r} and first_token {rec['first_token']!r} do not "
-             f"match its {len(times)} token times")
+        fail(tr("{where}: output_tokens {output_tokens!r} and first_token {first_token!r} do not match its {count} "
+                "token times", where=where, output_tokens=rec["output_tokens"], first_token=rec["first_token"],
+                count=len(times)))
     if times and times[-1] > rec["finish"] * (1 + RTOL):
-        fail(f"{where}: a token at {times[-1]} after its finish {rec['finish']}")
+        fail(tr("{where}: a token at {time} after its finish {finish}", where=where, time=times[-1],
+                finish=rec["finish"]))
     complete = len(times) == request["output_tokens"]
     if (rec["status"] == "ok") != complete or (complete and times[-1] != rec["finish"]):
-        fail(f"{where}: status {rec['status']!r} with {len(times)} of {request['output_tokens']} tokens, "
-             f"finish {rec['finish']}")
+        fail(tr("{where}: status {status!r} with {count} of {total} tokens, finish {finish}", where=where,
+                status=rec["status"], count=len(times), total=request["output_tokens"], finish=rec["finish"]))
 
 
 def expect_ends_in_time(rec, request: dict, what: str) -> None:
     """A request ends no earlier than it arrives, and is cancelled or timed out only once its time has come."""
-    where = f"{what}: request {request['id']!r}"
+    where = request_named(request, what)
     due = {"cancelled": request.get("cancel_at"),
            "timeout": request["arrival"] + request["timeout"] if request.get("timeout") is not None else None}
     if rec["finish"] < request["arrival"]:
-        fail(f"{where} ends at {rec['finish']}, before it arrives at {request['arrival']}")
+        fail(tr("{where} ends at {finish}, before it arrives at {arrival}", where=where, finish=rec["finish"],
+                arrival=request["arrival"]))
     if rec["status"] in due and (due[rec["status"]] is None or rec["finish"] < due[rec["status"]]):
-        fail(f"{where} ends {rec['status']!r} at {rec['finish']}, before its time ({due[rec['status']]})")
+        fail(tr("{where} ends {status!r} at {finish}, before its time ({due})", where=where, status=rec["status"],
+                finish=rec["finish"], due=due[rec["status"]]))
 
 
 def expect_prefill_before_first_token(rec, request: dict, cost: dict, what: str) -> None:
@@ -69,9 +83,9 @@ def expect_prefill_before_first_token(rec, request: dict, cost: dict, what: str)
     fastest = cost["base"] + cost["per_prefill_token"] * request["prompt_tokens"]
     waited = rec["first_token"] - request["arrival"]
     if waited < fastest * (1 - RTOL):
-        fail(f"{what}: request {request['id']!r} ({request['prompt_tokens']} prompt tokens) got its first token "
-             f"{waited} s after arriving, less than its admission step takes ({fastest} s)",
-             "first_token_without_prefill")
+        fail(tr("{what}: request {id!r} ({prompt} prompt tokens) got its first token {waited} s after arriving, "
+                "less than its admission step takes ({fastest} s)", what=what, id=request["id"],
+                prompt=request["prompt_tokens"], waited=waited, fastest=fastest), "first_token_without_prefill")
 
 
 def expect_seat_limit(records, max_num_seqs: int, what: str) -> None:
@@ -80,8 +94,9 @@ def expect_seat_limit(records, max_num_seqs: int, what: str) -> None:
     if tokens_at:
         busiest, running = max(tokens_at.items(), key=lambda item: item[1])
         if running > max_num_seqs:
-            fail(f"{what}: {running} requests got a token at t = {busiest}, more than max_num_seqs = {max_num_seqs} "
-                 f"running at once", "ignores_max_num_seqs")
+            fail(tr("{what}: {running} requests got a token at t = {time}, more than max_num_seqs = {max_num_seqs} "
+                    "running at once", what=what, running=running, time=busiest, max_num_seqs=max_num_seqs),
+                 "ignores_max_num_seqs")
 
 
 def refused(request: dict, limits: dict) -> bool:
@@ -95,22 +110,27 @@ def refused(request: dict, limits: dict) -> bool:
 def expect_rejections(records, requests: list, limits: dict, what: str) -> None:
     """Exactly the requests the limits refuse end "rejected", at their arrival, with no token and no preemption."""
     for rec, request in zip(records, requests):
-        where = f"{what}: request {request['id']!r} ({request['prompt_tokens']} + {request['output_tokens']} tokens)"
+        where = tr("{what}: request {id!r} ({prompt} + {output} tokens)", what=what, id=request["id"],
+                   prompt=request["prompt_tokens"], output=request["output_tokens"])
         tokens = request["prompt_tokens"] + request["output_tokens"]
         if refused(request, limits) != (rec["status"] == "rejected"):
             too_long = limits.get("max_model_len") is not None and tokens > limits["max_model_len"]
-            fail(f"{where} ended {rec['status']!r}; with {limits} it is {'' if refused(request, limits) else 'not '}"
-                 f"refused at arrival", "admits_over_max_model_len" if too_long else None)
+            said = dict(where=where, status=rec["status"], limits=limits)
+            fail(tr("{where} ended {status!r}; with {limits} it is refused at arrival", **said)
+                 if refused(request, limits) else
+                 tr("{where} ended {status!r}; with {limits} it is not refused at arrival", **said),
+                 "admits_over_max_model_len" if too_long else None)
         if rec["status"] == "rejected" and (rec["token_times"] or rec["finish"] != request["arrival"]
                                             or rec["preemptions"] != 0):
-            fail(f"{where} was rejected with {len(rec['token_times'])} tokens, finish {rec['finish']} and "
-                 f"{rec['preemptions']} preemptions; a rejection is at arrival ({request['arrival']}), with none")
+            fail(tr("{where} was rejected with {tokens} tokens, finish {finish} and {preemptions} preemptions; a "
+                    "rejection is at arrival ({arrival}), with none", where=where, tokens=len(rec["token_times"]),
+                    finish=rec["finish"], preemptions=rec["preemptions"], arrival=request["arrival"]))
 
 
 def expect_no_preemption_without_a_cache_limit(records, limits: dict, what: str) -> None:
     """Without kv_blocks nothing is ever preempted."""
     if limits.get("kv_blocks") is None and any(rec["preemptions"] for rec in records):
-        fail(f"{what}: preemptions without a KV-cache limit")
+        fail(tr("{what}: preemptions without a KV-cache limit", what=what))
 
 
 def expect_block_limit(records, requests: list, kv_blocks: int, block_size: int, what: str) -> None:
@@ -123,8 +143,9 @@ def expect_block_limit(records, requests: list, kv_blocks: int, block_size: int,
     if held:
         busiest, blocks = max(held.items(), key=lambda item: item[1])
         if blocks > kv_blocks:
-            fail(f"{what}: the requests that got a token at t = {busiest} hold at least {blocks} blocks of "
-                 f"{block_size} tokens after that step, more than kv_blocks = {kv_blocks}")
+            fail(tr("{what}: the requests that got a token at t = {time} hold at least {blocks} blocks of "
+                    "{block_size} tokens after that step, more than kv_blocks = {kv_blocks}", what=what, time=busiest,
+                    blocks=blocks, block_size=block_size, kv_blocks=kv_blocks))
 
 
 def expect_token_budget(records, requests: list, budget: int, cost: dict, what: str) -> None:
@@ -134,16 +155,19 @@ def expect_token_budget(records, requests: list, budget: int, cost: dict, what: 
     if tokens_at:
         busiest, count = max(tokens_at.items(), key=lambda item: item[1])
         if count > budget:
-            fail(f"{what}: {count} requests got a token at t = {busiest}, more than max_num_batched_tokens = {budget}")
+            fail(tr("{what}: {count} requests got a token at t = {time}, more than max_num_batched_tokens = {budget}",
+                    what=what, count=count, time=busiest, budget=budget))
     for rec, request in zip(records, requests):
         if rec["first_token"] is None:
             continue
         steps = math.ceil(request["prompt_tokens"] / budget)
         fastest = steps * cost["base"] + cost["per_prefill_token"] * request["prompt_tokens"]
         if rec["first_token"] - request["arrival"] < fastest * (1 - RTOL):
-            fail(f"{what}: request {request['id']!r} ({request['prompt_tokens']} prompt tokens) got its first token "
-                 f"{rec['first_token'] - request['arrival']} s after arriving, less than {steps} steps of at most "
-                 f"{budget} tokens take ({fastest} s): its prompt was not chunked", "prefill_not_chunked")
+            fail(tr("{what}: request {id!r} ({prompt} prompt tokens) got its first token {waited} s after arriving, "
+                    "less than {steps} steps of at most {budget} tokens take ({fastest} s): its prompt was not chunked",
+                    what=what, id=request["id"], prompt=request["prompt_tokens"],
+                    waited=rec["first_token"] - request["arrival"], steps=steps, budget=budget, fastest=fastest),
+                 "prefill_not_chunked")
 
 
 def expect_recomputation(records, requests: list, cost: dict, what: str) -> None:
@@ -162,9 +186,9 @@ def expect_recomputation(records, requests: list, cost: dict, what: str) -> None
                       * (1 - RTOL)]
         readmitted = rec["preemptions"] - (rec["status"] != "ok")
         if len(recomputed) < readmitted:
-            fail(f"{what}: request {request['id']!r} was readmitted {readmitted} times after a preemption, but only "
-                 f"{len(recomputed)} of its steps were long enough to recompute its prompt and the tokens it had "
-                 f"produced", "preemption_keeps_cache")
+            fail(tr("{what}: request {id!r} was readmitted {readmitted} times after a preemption, but only {count} of "
+                    "its steps were long enough to recompute its prompt and the tokens it had produced", what=what,
+                    id=request["id"], readmitted=readmitted, count=len(recomputed)), "preemption_keeps_cache")
 
 
 def expect_limit_invariants(records, requests: list, max_num_seqs: int, cost: dict, limits: dict,

@@ -8,10 +8,15 @@ from grader.checks.serving.logs import random_duration, random_log, random_perce
 from grader.checks.serving.misconceptions import metrics_predictions, simulate_predictions
 from grader.checks.serving.records import record
 from grader.checks.serving.workloads import limited_case, random_case
-from grader.engine import check, reference
+from grader.engine import check, reference, tr
 
 CASES = 15
 LOGS = 12
+
+
+def requests_shown(requests: list) -> str:
+    """The random requests of a call, as its description names them (they are too many to show)."""
+    return tr("<{count} random requests>", count=len(requests))
 
 
 def expect_random_runs(sub, seed: int, policies: list, deadline_share: float) -> None:
@@ -24,7 +29,7 @@ def expect_random_runs(sub, seed: int, policies: list, deadline_share: float) ->
         policy = r.choice(policies)
         expect_records(sub.simulate(requests, policy, max_num_seqs, cost),
                        ref.simulate(requests, policy, max_num_seqs, cost),
-                       f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})",
+                       f"simulate({requests_shown(requests)}, {policy!r}, {max_num_seqs}, {cost})",
                        lambda: simulate_predictions(ref, requests, policy, max_num_seqs, cost))
 
 
@@ -55,7 +60,7 @@ def test_engine_invariants(sub, seed):
         requests, max_num_seqs, cost = random_case(r, deadlines=True)
         policy = r.choice(["continuous", "static"])
         expect_engine_invariants(sub.simulate(requests, policy, max_num_seqs, cost), requests, max_num_seqs, cost,
-                                 f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost})")
+                                 f"simulate({requests_shown(requests)}, {policy!r}, {max_num_seqs}, {cost})")
 
 
 def expect_limited_runs(sub, seed: int, kv: bool, chunked: bool, max_len: bool, deadline_share: float) -> None:
@@ -68,7 +73,7 @@ def expect_limited_runs(sub, seed: int, kv: bool, chunked: bool, max_len: bool, 
         policy = r.choice(["continuous", "continuous", "static"])
         expect_records(sub.simulate(requests, policy, max_num_seqs, cost, **limits),
                        ref.simulate(requests, policy, max_num_seqs, cost, **limits),
-                       f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost}, **{limits})",
+                       f"simulate({requests_shown(requests)}, {policy!r}, {max_num_seqs}, {cost}, **{limits})",
                        lambda: simulate_predictions(ref, requests, policy, max_num_seqs, cost, **limits))
 
 
@@ -102,16 +107,17 @@ def test_limit_invariants(sub, seed):
         policy = r.choice(["continuous", "static"])
         expect_limit_invariants(sub.simulate(requests, policy, max_num_seqs, cost, **limits), requests,
                                 max_num_seqs, cost, limits,
-                                f"simulate(<{len(requests)} random requests>, {policy!r}, {max_num_seqs}, {cost}, "
+                                f"simulate({requests_shown(requests)}, {policy!r}, {max_num_seqs}, {cost}, "
                                 f"**{limits})")
 
 
 def expect_random_metrics(sub, records: list, duration: float, slo, percentiles) -> None:
     """The submission's serving_metrics on one log must equal the reference's."""
     ref = reference("serving")
+    log = tr("<{count} records>", count=len(records))
     expect_metrics(sub.serving_metrics(records, duration, slo, percentiles),
                    ref.serving_metrics(records, duration, slo, percentiles),
-                   f"serving_metrics(<{len(records)} records>, {duration}, {slo}, {percentiles})",
+                   f"serving_metrics({log}, {duration}, {slo}, {percentiles})",
                    metrics_predictions(ref, records, percentiles))
 
 

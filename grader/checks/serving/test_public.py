@@ -7,10 +7,11 @@ from grader.checks.serving.misconceptions import metrics_predictions, simulate_p
 from grader.checks.serving.records import (CONCURRENT, CONCURRENT_DURATION, EMPTY, EVEN, FAILED, PERCENTILES, SKEWED,
                                            SLO_DURATION, SLO_LOG, SLOS, TOKENS)
 from grader.checks.serving.traces import COST, LIMITS, TRACES
-from grader.engine import check, expect_raises, fail, golden, reference
+from grader.engine import check, expect_raises, fail, golden, reference, tr
 
 TRACES_FILE = "grader/checks/serving/traces.py"
 RECORDS_FILE = "grader/checks/serving/records.py"
+LESSON_FILE = "grader/checks/serving/lesson.py"
 
 
 def expect_trace(sub, name: str) -> None:
@@ -24,8 +25,9 @@ def expect_trace(sub, name: str) -> None:
                 "wrong": simulate_predictions(ref, requests, policy, max_num_seqs, COST, **limits)}
     case = golden(f"trace.{name}", compute)
     extra = "".join(f", {key}={value}" for key, value in limits.items())
-    what = (f"simulate({requests}, {policy!r}, max_num_seqs={max_num_seqs}, cost={COST}{extra}) "
-            f"(the {name} trace, worked step by step in {TRACES_FILE})")
+    what = tr("{call} (the {name} trace, worked step by step in {file})",
+              call=f"simulate({requests}, {policy!r}, max_num_seqs={max_num_seqs}, cost={COST}{extra})", name=name,
+              file=TRACES_FILE)
     expect_records(sub.simulate(requests, policy, max_num_seqs, COST, **limits), case["expected"], what,
                    case["wrong"])
 
@@ -96,14 +98,20 @@ def test_simulate_bad_arguments(sub):
     for argument, args in SIMULATE_BAD_CALLS:
         message = expect_raises(ValueError, sub.simulate, *args)
         if argument not in message:
-            fail(f"simulate{args!r} raised ValueError({message!r}); the message should name {argument!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}",
+                    call=f"simulate{args!r}", message=message, name=argument))
 
 
 def metrics_call(records_name: str, duration: float, slo=None, percentiles=None) -> str:
     """How a serving_metrics call on one of records.py's logs reads in a message."""
     extra = (f", slo={slo!r}" if slo is not None else "") + \
         (f", percentiles={percentiles!r}" if percentiles is not None else "")
-    return f"serving_metrics({records_name} from {RECORDS_FILE}, duration={duration!r}{extra})"
+    return f"serving_metrics({log_named(records_name)}, duration={duration!r}{extra})"
+
+
+def log_named(name: str) -> str:
+    """One of records.py's logs, as a call names it."""
+    return tr("{name} from {file}", name=name, file=RECORDS_FILE)
 
 
 def expect_log_metrics(sub, key: str, name: str, records: list, duration: float, slo=None,
@@ -172,8 +180,9 @@ def test_metrics_bad_arguments(sub):
     for argument, args in METRICS_BAD_CALLS:
         message = expect_raises(ValueError, sub.serving_metrics, *args)
         if argument not in message.lower():
-            fail(f"serving_metrics(FAILED from {RECORDS_FILE}, {', '.join(map(repr, args[1:]))}) raised "
-                 f"ValueError({message!r}); the message should name {argument!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}",
+                    call=f"serving_metrics({log_named('FAILED')}, {', '.join(map(repr, args[1:]))})",
+                    message=message, name=argument))
 
 
 def code_records(records) -> list:
@@ -214,9 +223,10 @@ def ends_match(got: list, expected: list) -> bool:
 def figures(metrics: dict) -> str:
     """Counts, throughput, TTFT mean and p99, ITL p99 and goodput of a metrics dict, as a short line."""
     try:
-        return (f"counts {metrics['counts']}, output {metrics['output_throughput']:.1f} tok/s, TTFT mean "
-                f"{metrics['ttft']['mean']:.3f} s, p99 {metrics['ttft']['p99']:.3f} s, ITL p99 "
-                f"{metrics['itl']['p99']:.3f} s, goodput {metrics['goodput']:.3f} req/s")
+        return tr("counts {counts}, output {output:.1f} tok/s, TTFT mean {ttft_mean:.3f} s, p99 {ttft_p99:.3f} s, "
+                  "ITL p99 {itl_p99:.3f} s, goodput {goodput:.3f} req/s", counts=metrics["counts"],
+                  output=metrics["output_throughput"], ttft_mean=metrics["ttft"]["mean"],
+                  ttft_p99=metrics["ttft"]["p99"], itl_p99=metrics["itl"]["p99"], goodput=metrics["goodput"])
     except (KeyError, TypeError, ValueError):
         return repr(metrics)[:200]
 
@@ -226,26 +236,30 @@ def expect_lesson_run(sub, key: str, max_num_seqs: int, limits: dict) -> None:
     case = lesson_golden(key, max_num_seqs, limits)
     requests = lesson_requests()
     extra = "".join(f", {name}={value}" for name, value in limits.items())
-    call = (f"simulate(<the lesson's {len(requests)} requests, grader/checks/serving/lesson.py>, 'continuous', "
-            f"max_num_seqs={max_num_seqs}, cost={LESSON_COST}{extra})")
+    lesson = tr("<the lesson's {count} requests, {file}>", count=len(requests), file=LESSON_FILE)
+    call = f"simulate({lesson}, 'continuous', max_num_seqs={max_num_seqs}, cost={LESSON_COST}{extra})"
     records = sub.simulate(requests, "continuous", max_num_seqs, LESSON_COST, **limits)
     ends = [end_of(r) for r in records] if isinstance(records, (list, tuple)) else []
     if not ends_match(ends, case["ends"]):
         wrong = next((mid for mid, predicted in case["wrong_ends"].items() if ends_match(ends, predicted)), None)
         at = next((i for i, (a, b) in enumerate(zip(ends, case["ends"])) if not ends_match([a], [b])),
                   min(len(ends), len(case["ends"])))
-        got = ends[at] if at < len(ends) else "no record"
-        want = case["ends"][at] if at < len(case["ends"]) else "no record"
-        fail(f"{call}: record {at} (id, status, tokens, first_token, finish, preemptions) = {got}, expected {want}; "
-             f"the lesson's figures need your simulate to match the reference first", wrong)
-    for name, log, expected, slo in (("", records, case["metrics"], SLO),
-                                     ("the code requests of ", code_records(records), case["code"], None)):
+        got = ends[at] if at < len(ends) else tr("no record")
+        want = case["ends"][at] if at < len(case["ends"]) else tr("no record")
+        fail(tr("{call}: record {at} (id, status, tokens, first_token, finish, preemptions) = {got}, expected {want}; "
+                "the lesson's figures need your simulate to match the reference first", call=call, at=at, got=got,
+                want=want), wrong)
+    said = dict(seats=max_num_seqs, extra=extra)
+    for shown, log, expected, slo in (
+            (tr("<your records at max_num_seqs={seats}{extra}>", **said), records, case["metrics"], SLO),
+            (tr("<the code requests of your records at max_num_seqs={seats}{extra}>", **said), code_records(records),
+             case["code"], None)):
         metrics = sub.serving_metrics(log, SPAN, slo)
         if metrics_difference(metrics, expected) is not None:
             expect_metrics(metrics, expected,
-                           f"serving_metrics(<{name}your records at max_num_seqs={max_num_seqs}{extra}>, "
-                           f"duration={SPAN}, slo={slo}) gave {figures(metrics)}; the reference gives "
-                           f"{figures(expected)}", case["wrong"] if slo else {})
+                           tr("{call} gave {got}; the reference gives {expected}",
+                              call=f"serving_metrics({shown}, duration={SPAN}, slo={slo})",
+                              got=figures(metrics), expected=figures(expected)), case["wrong"] if slo else {})
 
 
 @check("lesson_survivorship", points=2, hint="serving_metrics",
