@@ -111,6 +111,34 @@ def test_the_report_figures_say_their_titles_and_axes_in_chinese(monkeypatch):
     assert len(texts) >= 7 and all(CHINESE.search(t) or t.startswith("kv_cache") for t in texts), texts
 
 
+def test_the_report_figures_draw_chinese_glyphs_not_boxes():
+    """A CJK font is found (a system one, or the zh extra's mplfonts): two different Chinese titles draw different
+    pixels (a missing glyph draws the same box for every character), and the whole report warns of no missing
+    glyph."""
+    import base64
+    import io
+    import warnings
+
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+
+    @report._in_this_language
+    def drawn(text: str):
+        fig = plt.figure(figsize=(2, 0.6))
+        fig.text(0.05, 0.3, text, fontsize=14)
+        png = report._png(fig)
+        plt.close(fig)
+        return matplotlib.image.imread(io.BytesIO(base64.b64decode(png)))
+
+    language.choose("zh")
+    first, second = drawn("班级报告"), drawn("得分分布")
+    assert first.shape == second.shape and (first != second).any()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report.render(CLASS)
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
 def test_gradescopes_results_say_in_chinese_what_english_says_with_the_same_scores():
     broken = document("x", True)
     broken["topics"].append({"id": "sampling", "score": 0, "max_score": 3, "duration_s": 0.1, "checks": [],

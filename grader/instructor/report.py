@@ -162,6 +162,24 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
+def _in_this_language(draw):
+    """`draw` (one of the figures) with matplotlib's settings for this run's language: in Chinese, a font with CJK
+    glyphs after the default one (learner/notebooks/fonts.py), where one is installed."""
+    @functools.wraps(draw)
+    def drawn(docs: dict[str, dict]) -> str:
+        import matplotlib
+
+        font = None
+        if language.current() != "en":
+            from grader.learner.notebooks.fonts import cjk_font
+
+            font = cjk_font()
+        with matplotlib.rc_context({"font.family": [*matplotlib.rcParams["font.family"], font]} if font else None):
+            return draw(docs)
+    return drawn
+
+
+@_in_this_language
 def score_histograms(docs: dict[str, dict]) -> str:
     """One histogram of scores (as % of the maximum) per topic, as a base64 PNG."""
     import matplotlib
@@ -194,6 +212,7 @@ def score_histograms(docs: dict[str, dict]) -> str:
     return png
 
 
+@_in_this_language
 def grading_times(docs: dict[str, dict]) -> str:
     """Grading seconds per submission and per topic (of the completed gradings only), as a base64 PNG."""
     import matplotlib
