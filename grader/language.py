@@ -113,13 +113,15 @@ def catalog(name: str, lang: str = "zh") -> dict:
 @functools.cache
 def screens(lang: str = "zh") -> dict:
     """The sentences of every catalog under locale/<lang>/screens/ (one file per part of the grader), merged; the
-    measure words of counted nouns under "units"."""
+    measure words of counted nouns under "units". A sentence two catalogs hold must say the same in both."""
     merged: dict = {"units": {}}
     for path in sorted((LOCALE_DIR / lang / "screens").glob("*.toml")):
         table = tomllib.loads(path.read_text(encoding="utf-8"))
-        merged["units"] |= table.pop("units", {})
-        assert not merged.keys() & table.keys(), f"{path.name} says again {sorted(merged.keys() & table.keys())}"
-        merged |= table
+        units = table.pop("units", {})
+        for held, new in ((merged["units"], units), (merged, table)):
+            clash = sorted(k for k in held.keys() & new.keys() if held[k] != new[k])
+            assert not clash, f"{path.name} says {clash} otherwise than another catalog"
+            held |= new
     return merged
 
 
