@@ -11,6 +11,8 @@ priced under (whose, and from when) live in pricing.py.
   uses in front: the padding lifts every prompt over the minimum length, so the hit rate rises, and so does
   the bill.
 """
+from grader.engine import tr
+
 SYSTEM = list(range(1000, 2500))  # 1,500 tokens of instructions and tool descriptions
 UNUSED_TOOLS = list(range(3000, 4500))  # 1,500 tokens of tool descriptions the Q&A session never needs
 QA_SYSTEM = list(range(5000, 5200))  # 200 tokens of instructions
@@ -82,3 +84,11 @@ def qa_session(padded: bool) -> list:
 CHATS = {"stable prefix, dynamic part at the end": chat(timestamped=False),
          "timestamp at the front of every turn": chat(timestamped=True)}
 QA = {"lean": qa_session(padded=False), "padded with unused tool descriptions": qa_session(padded=True)}
+
+
+def named(name: str) -> str:
+    """A session's name in CHATS or QA (the goldens' keys are made of the English one) in the run's language."""
+    return {"stable prefix, dynamic part at the end": tr("stable prefix, dynamic part at the end"),
+            "timestamp at the front of every turn": tr("timestamp at the front of every turn"),
+            "lean": tr("lean"),
+            "padded with unused tool descriptions": tr("padded with unused tool descriptions")}[name]

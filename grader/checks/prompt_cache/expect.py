@@ -1,5 +1,5 @@
 """How prompt_cache checks drive a PrefixCache, compare results, and predict what a misconception returns."""
-from grader.engine import diagnose, expect_type, fail, within
+from grader.engine import diagnose, expect_type, fail, tr, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9    # costs and hit rates are sums of products of exact decimals: only the summation order differs
@@ -12,7 +12,7 @@ def hashes_of(sub, tokens: list, block_size: int) -> list:
     what = f"block_hashes({tokens}, {block_size})"
     got = expect_type(sub.block_hashes(tokens, block_size), list, what)
     for value in got:
-        expect_type(value, (int, str), f"{what} element")
+        expect_type(value, (int, str), tr("{what} element", what=what))
     return got
 
 
@@ -47,37 +47,40 @@ def expect_matches(cache, capacity_blocks: int, block_size: int, ops: list, expe
             continue
         got = cache.match(tokens)
         want = expected[position]
-        what = f"{ops_text(capacity_blocks, block_size, ops, index)}: the last match"
+        what = tr("{ops}: the last match", ops=ops_text(capacity_blocks, block_size, ops, index))
         expect_type(got, int, what)
         if got != want:
             found = next((mid for mid, values in (wrong or {}).items()
                           if position < len(values) and values[position] == got), None)
-            fail(f"{what} returned {got}, expected {want}", found)
+            fail(tr("{what} returned {got}, expected {expected}", what=what, got=got, expected=want), found)
         position += 1
 
 
 def session_difference(actual, expected: dict) -> str | None:
     """None when `actual` has `expected`'s per-turn counts and costs, total and hit rate; else the difference."""
     if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict"
+        return tr("returned {type}, expected a dict", type=type_name(actual))
     missing = [key for key in ("turns", "total_cost", "hit_rate") if key not in actual]
     if missing:
-        return f"the result has no {', '.join(map(repr, missing))}"
+        return tr("the result has no {keys}", keys=", ".join(map(repr, missing)))
     turns = actual["turns"]
     if not isinstance(turns, (list, tuple)) or len(turns) != len(expected["turns"]):
-        return f"'turns' must be a list of {len(expected['turns'])} dicts, got {type_name(turns)} {turns!r:.80}"
+        return tr("'turns' must be a list of {count} dicts, got {type} {turns!r:.80}", count=len(expected["turns"]),
+                  type=type_name(turns), turns=turns)
     for i, (got, want) in enumerate(zip(turns, expected["turns"])):
         if not isinstance(got, dict) or not set(COUNTS + ("cost",)) <= got.keys():
-            return f"turns[{i}] must be a dict with 'cached', 'written', 'uncached', 'cost', got {got!r:.80}"
+            return tr("turns[{i}] must be a dict with 'cached', 'written', 'uncached', 'cost', got {got!r:.80}", i=i,
+                      got=got)
         counts = {key: got[key] for key in COUNTS}
         if any(isinstance(v, bool) or not isinstance(v, int) for v in counts.values()) or \
                 counts != {key: want[key] for key in COUNTS}:
-            return f"turns[{i}] tokens {counts}, expected { {key: want[key] for key in COUNTS} }"
+            return tr("turns[{i}] tokens {counts}, expected {expected}", i=i, counts=counts,
+                      expected={key: want[key] for key in COUNTS})
         if not close(got["cost"], want["cost"]):
-            return f"turns[{i}] cost {got['cost']!r}, expected {want['cost']!r}"
+            return tr("turns[{i}] cost {cost!r}, expected {expected!r}", i=i, cost=got["cost"], expected=want["cost"])
     for key in ("total_cost", "hit_rate"):
         if not close(actual[key], expected[key]):
-            return f"{key} {actual[key]!r}, expected {expected[key]!r}"
+            return tr("{key} {actual!r}, expected {expected!r}", key=key, actual=actual[key], expected=expected[key])
     return None
 
 
@@ -92,7 +95,7 @@ def expect_session(actual, expected: dict, what: str, wrong: dict) -> None:
     """Fail unless `actual` equals the session cost `expected`, naming a misconception whose result it equals."""
     problem = session_difference(actual, expected)
     if problem is not None:
-        fail(f"{what}: {problem}",
+        fail(tr("{what}: {problem}", what=what, problem=problem),
              diagnose(actual, wrong, lambda got, predicted: session_difference(got, predicted) is None))
 
 

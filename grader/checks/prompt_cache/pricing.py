@@ -12,6 +12,8 @@ in; a submission must never build them in.
   no charge for writing the cache, $10 / 1M output; automatic caching from 1,024 tokens on, hits in increments of
   128 tokens.
 """
+from grader.engine import tr
+
 SONNET4 = {
     "label": "Anthropic Claude Sonnet 4, 5-minute cache (2025-05)",
     "prices": {"input": 3e-6, "cache_write": 3.75e-6, "cache_read": 3e-7, "output": 1.5e-5},
@@ -28,3 +30,9 @@ PROVIDERS = {"sonnet4": SONNET4, "gpt5": GPT5}
 
 # Anthropic's 5-minute-cache ratios (2025-05) in units of the input price, for small hand-checked cases.
 UNIT_PRICES = {"input": 1.0, "cache_write": 1.25, "cache_read": 0.1, "output": 5.0}
+
+
+def label(provider: dict) -> str:
+    """Whose rules `provider` holds, in the run's language (its "label" is the English)."""
+    return {SONNET4["label"]: tr("Anthropic Claude Sonnet 4, 5-minute cache (2025-05)"),
+            GPT5["label"]: tr("OpenAI GPT-5 (2025-08)")}[provider["label"]]

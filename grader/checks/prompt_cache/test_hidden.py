@@ -4,7 +4,7 @@ import random
 
 from grader.checks.prompt_cache.expect import (expect_matches, expect_session, hashes_of, run_ops,
                                                session_misconceptions, uncapped_prefix)
-from grader.engine import check, expect_type, fail, reference
+from grader.engine import check, expect_type, fail, reference, tr
 
 CASES = 25
 
@@ -36,24 +36,24 @@ def test_random_block_hashes(sub, seed):
         full_blocks = len(ref.block_hashes(tokens, block_size))
         if len(got) != full_blocks:
             partial = len(tokens) % block_size and len(got) == full_blocks + 1
-            fail(f"{what} returned {len(got)} hashes, expected {full_blocks}",
-                 "partial_block_hashed" if partial else None)
+            fail(tr("{call} returned {count} hashes, expected {expected}", call=what, count=len(got),
+                    expected=full_blocks), "partial_block_hashed" if partial else None)
         edited = tokens[:i] + [-2 if tokens[i] == -1 else tokens[i] + r.randint(1, 5)] + tokens[i + 1:]
         after = hashes_of(sub, edited, block_size)
         expected = [a != b for a, b in zip(ref.block_hashes(tokens, block_size), ref.block_hashes(edited, block_size))]
         changed = [a != b for a, b in zip(got, after)]
         if len(after) != len(got) or changed != expected:
             only_own_block = [block == i // block_size for block in range(len(changed))]
-            why = (" (token ids -1 and -2 must hash apart; CPython's hash(-1) == hash(-2): hash a stable encoding of "
-                   "the ids)" if tokens[i] == -1 else "")
-            fail(f"changing token {i} of {tokens} to {edited[i]} (block_size {block_size}) changed the hashes of "
-                 f"blocks {[b for b, c in enumerate(changed) if c]}, expected "
-                 f"{[b for b, c in enumerate(expected) if c]}{why}",
-                 "unchained_hash" if changed == only_own_block else None)
+            why = (tr(" (token ids -1 and -2 must hash apart; CPython's hash(-1) == hash(-2): hash a stable encoding "
+                      "of the ids)") if tokens[i] == -1 else "")
+            fail(tr("changing token {i} of {tokens} to {token} (block_size {size}) changed the hashes of blocks "
+                    "{changed}, expected {expected}{why}", i=i, tokens=tokens, token=edited[i], size=block_size,
+                    changed=[b for b, c in enumerate(changed) if c], expected=[b for b, c in enumerate(expected) if c],
+                    why=why), "unchained_hash" if changed == only_own_block else None)
         k = r.randint(0, full_blocks)
         if hashes_of(sub, tokens[:k * block_size], block_size) != got[:k]:
-            fail(f"block_hashes({tokens[:k * block_size]}, {block_size}) differs from the first {k} hashes of "
-                 f"{what}")
+            fail(tr("{call} differs from the first {k} hashes of {what}", k=k, what=what,
+                    call=f"block_hashes({tokens[:k * block_size]}, {block_size})"))
 
 
 def random_ops(r: random.Random, capacity_blocks: int, block_size: int) -> list:
@@ -127,7 +127,8 @@ def test_random_cacheable_prefix(sub, seed):
         got = expect_type(sub.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens), int, what)
         if got != expected:
             uncapped = uncapped_prefix(ref, prev_tokens, tokens, block_size, min_tokens)
-            fail(f"{what} returned {got}, expected {expected}", "full_prompt_hit" if got == uncapped else None)
+            fail(tr("{what} returned {got}, expected {expected}", what=what, got=got, expected=expected),
+                 "full_prompt_hit" if got == uncapped else None)
 
 
 def random_prices(r: random.Random) -> dict:

@@ -1,11 +1,11 @@
 """Public prompt_cache checks: hash properties, small prefix-cache scenarios, cacheable prefixes, and what caching
 does to the cost of sessions (a stable prompt against a timestamped one, a failed turn redone and a compaction
 call, a padded prompt whose hit rate rises with its bill); answers from the goldens."""
-from grader.checks.prompt_cache.conversation import CHATS, QA, agent_session
-from grader.checks.prompt_cache.pricing import PROVIDERS, SONNET4, UNIT_PRICES
+from grader.checks.prompt_cache.conversation import CHATS, QA, agent_session, named
+from grader.checks.prompt_cache.pricing import PROVIDERS, SONNET4, UNIT_PRICES, label
 from grader.checks.prompt_cache.expect import (expect_matches, expect_session, hashes_of, run_ops,
                                                session_misconceptions, uncapped_prefix)
-from grader.engine import check, expect_raises, expect_type, fail, golden, reference
+from grader.engine import check, expect_raises, expect_type, fail, golden, reference, tr
 
 TOKENS = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7]  # three full blocks of 4 and a 2-token tail
 
@@ -20,8 +20,8 @@ def test_block_hashes_one_per_full_block(sub):
         got = hashes_of(sub, tokens, block_size)
         if len(got) != expected:
             partial = length % block_size and len(got) == -(-length // block_size)
-            fail(f"block_hashes({tokens}, {block_size}) returned {len(got)} hashes, expected {expected}",
-                 "partial_block_hashed" if partial else None)
+            fail(tr("{call} returned {count} hashes, expected {expected}", call=f"block_hashes({tokens}, {block_size})",
+                    count=len(got), expected=expected), "partial_block_hashed" if partial else None)
 
 
 def changed_blocks(before: list, after: list) -> list:
@@ -35,7 +35,8 @@ def test_block_hashes_chained(sub):
     block_size = 4
     before = hashes_of(sub, TOKENS, block_size)
     if len(before) != len(TOKENS) // block_size:
-        fail(f"block_hashes({TOKENS}, {block_size}) returned {len(before)} hashes, expected one per full block",
+        fail(tr("{call} returned {count} hashes, expected one per full block", count=len(before),
+                call=f"block_hashes({TOKENS}, {block_size})"),
              "partial_block_hashed" if len(before) == -(-len(TOKENS) // block_size) else None)
     for i in (0, 5, 11, 13):
         edited = TOKENS[:i] + [TOKENS[i] + 100] + TOKENS[i + 1:]
@@ -44,13 +45,15 @@ def test_block_hashes_chained(sub):
             reference("prompt_cache").block_hashes(edited, block_size)))
         after = hashes_of(sub, edited, block_size)
         if len(after) != len(before):
-            fail(f"block_hashes returned {len(before)} hashes for {TOKENS} and {len(after)} for {edited}")
+            fail(tr("block_hashes returned {before} hashes for {tokens} and {after} for {edited}", before=len(before),
+                    tokens=TOKENS, after=len(after), edited=edited))
         got = changed_blocks(before, after)
         if got != expected:
             only_own_block = [block == i // block_size for block in range(len(got))]
-            fail(f"changing token {i} of {TOKENS} (block_size {block_size}) changed the hashes of blocks "
-                 f"{[b for b, changed in enumerate(got) if changed]}, expected blocks "
-                 f"{[b for b, changed in enumerate(expected) if changed]}",
+            fail(tr("changing token {i} of {tokens} (block_size {size}) changed the hashes of blocks {changed}, "
+                    "expected blocks {expected}", i=i, tokens=TOKENS, size=block_size,
+                    changed=[b for b, changed in enumerate(got) if changed],
+                    expected=[b for b, changed in enumerate(expected) if changed]),
                  "unchained_hash" if got == only_own_block else None)
     # token ids are ints, and CPython's hash() is no identity of ints: hash(-1) == hash(-2), so a tuple holding -1
     # hashes like the same tuple holding -2
@@ -60,11 +63,12 @@ def test_block_hashes_chained(sub):
         reference("prompt_cache").block_hashes(minus_two, block_size)))
     got = changed_blocks(hashes_of(sub, minus_one, block_size), hashes_of(sub, minus_two, block_size))
     if got != expected:
-        fail(f"block_hashes({minus_one}, 4) and block_hashes({minus_two}, 4) differ in the hashes of blocks "
-             f"{[b for b, changed in enumerate(got) if changed]}, expected blocks "
-             f"{[b for b, changed in enumerate(expected) if changed]}: token ids -1 and -2 must hash apart "
-             f"(CPython's hash(-1) == hash(-2), and so do tuples that differ only there); hash a stable encoding "
-             f"of the ids, such as hashlib over their decimal text")
+        fail(tr("block_hashes({minus_one}, 4) and block_hashes({minus_two}, 4) differ in the hashes of blocks "
+                "{changed}, expected blocks {expected}: token ids -1 and -2 must hash apart (CPython's hash(-1) == "
+                "hash(-2), and so do tuples that differ only there); hash a stable encoding of the ids, such as "
+                "hashlib over their decimal text", minus_one=minus_one, minus_two=minus_two,
+                changed=[b for b, changed in enumerate(got) if changed],
+                expected=[b for b, changed in enumerate(expected) if changed]))
 
 
 @check("block_hashes_equal_prefixes", points=1, hint="block_hashes",
@@ -75,18 +79,22 @@ def test_block_hashes_equal_prefixes(sub):
     second = hashes_of(sub, prefix + [6, 7, 8, 9], block_size)
     alone = hashes_of(sub, prefix, block_size)
     if len(first) != 3 or first[:2] != second[:2] or alone != first[:2]:
-        fail(f"block_hashes of {prefix} + [1, 2, 3, 4, 5], of {prefix} + [6, 7, 8, 9] and of {prefix} itself "
-             f"(block_size 4) must agree on the first two hashes: got {first}, {second}, {alone}")
+        fail(tr("block_hashes of {prefix} + [1, 2, 3, 4, 5], of {prefix} + [6, 7, 8, 9] and of {prefix} itself "
+                "(block_size 4) must agree on the first two hashes: got {first}, {second}, {alone}", prefix=prefix,
+                first=first, second=second, alone=alone))
     if hashes_of(sub, prefix + [1, 2, 3, 4, 5], block_size) != first:
-        fail(f"block_hashes({prefix + [1, 2, 3, 4, 5]}, 4) returned different hashes on a second call")
+        fail(tr("{call} returned different hashes on a second call",
+                call=f"block_hashes({prefix + [1, 2, 3, 4, 5]}, 4)"))
     if first[2] == second[2]:
-        fail(f"blocks [1, 2, 3, 4] and [6, 7, 8, 9] after the same prefix got the same hash {first[2]!r}")
+        fail(tr("blocks [1, 2, 3, 4] and [6, 7, 8, 9] after the same prefix got the same hash {hash!r}",
+                hash=first[2]))
     other_start = hashes_of(sub, [0, 0, 0, 0] + TOKENS[4:8], block_size)
     if len(other_start) != 2:
-        fail(f"block_hashes({[0, 0, 0, 0] + TOKENS[4:8]}, 4) returned {len(other_start)} hashes, expected 2")
+        fail(tr("{call} returned {count} hashes, expected {expected}",
+                call=f"block_hashes({[0, 0, 0, 0] + TOKENS[4:8]}, 4)", count=len(other_start), expected=2))
     if other_start[1] == alone[1]:
-        fail(f"block {TOKENS[4:8]} got the same hash after {TOKENS[:4]} and after [0, 0, 0, 0]; a block's hash "
-             f"must identify the whole prefix", "unchained_hash")
+        fail(tr("block {block} got the same hash after {prefix} and after [0, 0, 0, 0]; a block's hash must identify "
+                "the whole prefix", block=TOKENS[4:8], prefix=TOKENS[:4]), "unchained_hash")
 
 
 def expect_scenario(sub, key: str, capacity_blocks: int, block_size: int, ops: list, wrong=None) -> None:
@@ -192,11 +200,11 @@ def test_cacheable_prefix_cases(sub):
         what = f"cacheable_prefix({prev_tokens}, {tokens}, block_size={block_size}, min_tokens={min_tokens})"
         got = expect_type(sub.cacheable_prefix(prev_tokens, tokens, block_size, min_tokens), int, what)
         if got != case["expected"]:
-            fail(f"{what} returned {got}, expected {case['expected']}",
+            fail(tr("{what} returned {got}, expected {expected}", what=what, got=got, expected=case["expected"]),
                  "full_prompt_hit" if got == case["full_prompt_hit"] else None)
 
 
-def expect_cost(sub, key: str, label: str, turns: list, prices: dict, block_size: int, min_tokens: int,
+def expect_cost(sub, key: str, session: str, turns: list, prices: dict, block_size: int, min_tokens: int,
                 rules: str | None = None) -> dict:
     """The submission's session_cost must equal the golden `key`; returns the golden result. `rules` names whose
     prices and thresholds these are."""
@@ -205,8 +213,8 @@ def expect_cost(sub, key: str, label: str, turns: list, prices: dict, block_size
         return {"expected": ref.session_cost(turns, prices, block_size, min_tokens),
                 "wrong": session_misconceptions(ref, turns, prices, block_size, min_tokens)}
     case = golden(f"cost.{key}", compute)
-    what = (f"session_cost({label}, prices={prices}, block_size={block_size}, min_tokens={min_tokens})"
-            + (f" under {rules}" if rules else ""))
+    what = (f"session_cost({session}, prices={prices}, block_size={block_size}, min_tokens={min_tokens})"
+            + (tr(" under {rules}", rules=rules) if rules else ""))
     expect_session(sub.session_cost(turns, prices, block_size, min_tokens), case["expected"], what, case["wrong"])
     return case["expected"]
 
@@ -214,16 +222,17 @@ def expect_cost(sub, key: str, label: str, turns: list, prices: dict, block_size
 def expect_provider_cost(sub, key: str, name: str, turns: list, provider: dict) -> dict:
     """expect_cost for a session of conversation.py under a provider's rules from pricing.py."""
     lengths = [len(turn["prompt"]) for turn in turns]
-    label = f"<{name}: prompts of {lengths} tokens, see grader/checks/prompt_cache/conversation.py>"
-    return expect_cost(sub, key, label, turns, provider["prices"], provider["block_size"], provider["min_tokens"],
-                       f"{provider['label']}'s rules (grader/checks/prompt_cache/pricing.py)")
+    session = tr("<{name}: prompts of {lengths} tokens, see grader/checks/prompt_cache/conversation.py>", name=name,
+                 lengths=lengths)
+    return expect_cost(sub, key, session, turns, provider["prices"], provider["block_size"], provider["min_tokens"],
+                       tr("{label}'s rules (grader/checks/prompt_cache/pricing.py)", label=label(provider)))
 
 
 @check("stable_prompt_vs_timestamp", points=3, hint="session_cost",
        title="a stable prefix reads most of every prompt from the cache; a timestamp at the front reads nothing")
 def test_stable_prompt_vs_timestamp(sub):
     for name, turns in CHATS.items():
-        expect_provider_cost(sub, name.replace(" ", "_"), name, turns, SONNET4)
+        expect_provider_cost(sub, name.replace(" ", "_"), named(name), turns, SONNET4)
 
 
 P16 = list(range(70, 86))
@@ -241,15 +250,15 @@ RULES_TURNS = [  # block_size 4, min_tokens 8
        title="session_cost reads only what the previous written prompt shares, writes full blocks, bills each kind")
 def test_session_cost_rules(sub):
     expect_cost(sub, "rules", repr(RULES_TURNS), RULES_TURNS, UNIT_PRICES, 4, 8,
-                "Anthropic's 5-minute-cache price ratios (2025-05) in units of the input price")
+                tr("Anthropic's 5-minute-cache price ratios (2025-05) in units of the input price"))
 
 
 @check("agent_retry_and_compaction", points=2, hint="session_cost",
        title="a failed turn is billed and its retry reads the cache; after a compaction only the system prompt hits")
 def test_agent_retry_and_compaction(sub):
     for key, provider in PROVIDERS.items():
-        expect_provider_cost(sub, f"agent.{key}", "agent session: task 1 fails and is redone, a compaction call "
-                             "before task 3", agent_session(), provider)
+        expect_provider_cost(sub, f"agent.{key}", tr("agent session: task 1 fails and is redone, a compaction call "
+                                                     "before task 3"), agent_session(), provider)
 
 
 @check("hit_rate_is_not_the_goal", points=2, hint="session_cost",
@@ -260,7 +269,8 @@ def test_hit_rate_is_not_the_goal(sub):
     # that both rise): the hit rate alone never decides.
     for key, provider in PROVIDERS.items():
         for name, turns in QA.items():
-            expect_provider_cost(sub, f"qa.{key}.{name.split()[0]}", f"Q&A session, {name}", turns, provider)
+            expect_provider_cost(sub, f"qa.{key}.{name.split()[0]}", tr("Q&A session, {name}", name=named(name)),
+                                 turns, provider)
 
 
 BAD_CALLS = [
@@ -282,4 +292,5 @@ def test_bad_arguments(sub):
         what = f"{fn}({', '.join(map(repr, args))})"
         message = expect_raises(ValueError, getattr(sub, fn), *args)
         if argument not in message:
-            fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=what,
+                    message=message, name=argument))
