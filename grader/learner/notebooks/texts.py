@@ -3,7 +3,8 @@ topic's prose (the concept, each experiment's text, the closing paragraph) and F
 to every notebook, each keyed by a stable name with `source`, the hash of the English it says (language.source_hash),
 beside its `text`; `[[code]]` holds the topic's replacements, each English string literal exactly as it stands in
 the experiments' code (a figure's title, an axis or legend label, a printed sentence; f-string fields included)
-beside the literal that says it in that language. The code itself is written once, in English."""
+beside the literal that says it in that language, with the code around it where the same literal is also data
+(`set_ylabel("preemptions"`, not the `r["preemptions"]` of a record). The code itself is written once, in English."""
 from __future__ import annotations
 
 import importlib
