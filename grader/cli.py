@@ -358,8 +358,9 @@ def notebook(topic: str, out: Path, force: bool, submission: Path):
         path = write(chosen, out, overwrite=force, source=source)
     except (ValueError, FileExistsError) as exc:  # a TOPIC.py that does not parse, or a notebook already there
         _fail(str(exc))
-    click.echo(f"wrote {path}" + (f" with your functions from {source}" if source else "") +
-               f": open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code")
+    click.echo(language.tr("wrote {path} with your functions from {source}", path=path, source=source) if source
+               else language.tr("wrote {files}", files=path))
+    click.echo(language.tr("open it with `jupyter lab {path}` (pip install jupyterlab), or in VS Code", path=path))
 
 
 @main.command()
