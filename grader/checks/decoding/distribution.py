@@ -45,7 +45,7 @@ from grader.checks.decoding.cases import SAMPLE_LOGITS, SAMPLE_SETTINGS, constan
 from grader.checks.decoding.expect import decoded
 from grader.checks.decoding.models import BigramModel
 from grader.checks.speculative.binomial import intervals, outside, pass_bound
-from grader.engine import fail, reference
+from grader.engine import fail, reference, tr
 
 LAW_DRAWS = 150    # at least this many tokens per law test
 PUBLIC_TOKENS = 3  # new tokens per run of the public law test
@@ -121,10 +121,11 @@ def token_counts(sub, logits: list, settings: dict, prompt: list, max_new_tokens
     model = child_model(sub, logits)
     for i in range(runs(max_new_tokens)):
         tokens, _ = decoded(sub.sample_decode(model, list(prompt), max_new_tokens, generator, **settings),
-                            f"{what}: run {i + 1}")
+                            tr("{what}: run {run}", what=what, run=i + 1))
         if len(tokens) != max_new_tokens or not all(0 <= t < len(logits) for t in tokens):
-            fail(f"{what}: run {i + 1} returned {tokens}, expected {max_new_tokens} token ids in [0, {len(logits)}) "
-                 f"(the model has no eos and no stop sequence)")
+            fail(tr("{what}: run {run} returned {tokens}, expected {count} token ids in [0, {vocab}) (the model has no "
+                    "eos and no stop sequence)", what=what, run=i + 1, tokens=tokens, count=max_new_tokens,
+                    vocab=len(logits)))
         for t in tokens:
             counts[t] += 1
     return counts
@@ -137,24 +138,26 @@ def expect_filtered_law(sub, logits: list, settings: dict, prompt: list, max_new
     the live reference)."""
     n = runs(max_new_tokens) * max_new_tokens
     shown = ", ".join(f"{name}={value}" for name, value in settings.items())
-    what = (f"{runs(max_new_tokens)} runs of sample_decode(model, prompt={prompt}, max_new_tokens={max_new_tokens}, "
-            f"generator, {shown}) with logits {logits}")
+    what = tr("{runs} runs of sample_decode(model, prompt={prompt}, max_new_tokens={max_new_tokens}, generator, "
+              "{settings}) with logits {logits}", runs=runs(max_new_tokens), prompt=prompt,
+              max_new_tokens=max_new_tokens, settings=shown, logits=logits)
     counts = token_counts(sub, logits, settings, prompt, max_new_tokens, seed, what)   # law: [V]
     bounds = intervals(n, law, FALSE_FAIL)                                            # bounds: [V, 2]
     bad = outside(counts, bounds)
     if bad:
-        detail = ", ".join(f"token {t}: {counts[t]} (expected {bounds[t, 0]}..{bounds[t, 1]}, probability "
-                           f"{law[t].item():.3f})" for t in bad)
-        fail(f"{what}: the counts {counts} of the {n} tokens are not those of the filtered distribution "
-             f"{[round(p, 3) for p in law.tolist()]}; out of range: {detail}. A correct sampler fails this with "
-             f"probability < 1e-6")
+        detail = tr(", ").join(tr("token {token}: {count} (expected {low}..{high}, probability {probability:.3f})",
+                                  token=t, count=counts[t], low=bounds[t, 0], high=bounds[t, 1],
+                                  probability=law[t].item()) for t in bad)
+        fail(tr("{what}: the counts {counts} of the {n} tokens are not those of the filtered distribution {law}; out "
+                "of range: {detail}. A correct sampler fails this with probability < 1e-6", what=what, counts=counts,
+                n=n, law=[round(p, 3) for p in law.tolist()], detail=detail))
 
 
 def expect_own_generator(sub, seed: int) -> None:
     """Fail unless, in this one child, a generator seeded alike gives the same OWN_TOKENS tokens twice and four
     seeds do not all give the same ones."""
-    what = (f"sample_decode(model, prompt=[1], max_new_tokens={OWN_TOKENS}, generator, temperature=0.6, top_k=4, "
-            f"top_p=0.85) with logits {SAMPLE_LOGITS}")
+    what = tr("sample_decode(model, prompt=[1], max_new_tokens={tokens}, generator, temperature=0.6, top_k=4, "
+              "top_p=0.85) with logits {logits}", tokens=OWN_TOKENS, logits=SAMPLE_LOGITS)
 
     def tokens(generator_seed: int) -> list[int]:
         model, generator = child_model(sub, SAMPLE_LOGITS), sub.generator(generator_seed)
@@ -162,8 +165,9 @@ def expect_own_generator(sub, seed: int) -> None:
 
     first = tokens(seed)
     if tokens(seed) != first:
-        fail(f"{what} twice in one process, each with a fresh generator seeded {seed}, gave different tokens: keep "
-             f"no random state of your own; draw every random number from `generator`")
+        fail(tr("{what} twice in one process, each with a fresh generator seeded {seed}, gave different tokens: keep "
+                "no random state of your own; draw every random number from `generator`", what=what, seed=seed))
     if all(tokens(seed + k) == first for k in (1, 2, 3)):
-        fail(f"{what} with generators seeded {seed} to {seed + 3} gave the same tokens {first} every time; a sampler "
-             f"that draws from `generator` does so with probability < 5e-24")
+        fail(tr("{what} with generators seeded {seed} to {last} gave the same tokens {tokens} every time; a sampler "
+                "that draws from `generator` does so with probability < 5e-24", what=what, seed=seed, last=seed + 3,
+                tokens=first))

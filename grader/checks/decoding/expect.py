@@ -6,7 +6,7 @@ import torch
 
 from grader.checks.speculative.expect import expect_names  # noqa: F401 - re-exported for the decoding checks
 from grader.checks.decoding.models import MAX_TOKENS
-from grader.engine import expect_close, expect_length, fail, within
+from grader.engine import expect_close, expect_length, fail, tr, within
 from grader.engine.checks import type_name
 
 FINISH_REASONS = ("eos", "stop", "length")
@@ -23,20 +23,23 @@ def offer(sub, model):
 def token_list(value, what: str) -> list[int]:
     """`value` as a list of ints (a 1-D integer tensor is accepted), or the check fails."""
     if isinstance(value, torch.Tensor) and value.dim() == 1 and not value.is_floating_point():
-        expect_length(value, f"{what}: its tokens", at_most=MAX_TOKENS)  # before converting them
+        expect_length(value, tr("{what}: its tokens", what=what), at_most=MAX_TOKENS)  # before converting them
         value = value.tolist()
     if not (isinstance(value, (list, tuple)) and all(type(t) is int for t in value)):
-        fail(f"{what} returned tokens {type_name(value)} {value!r:.80}, expected a list of ints")
+        fail(tr("{what} returned tokens {type} {value!r:.80}, expected a list of ints", what=what,
+                type=type_name(value), value=value))
     return list(value)
 
 
 def decoded(value, what: str) -> tuple[list[int], str]:
     """(tokens, finish_reason) from what a decode function returned, after checking their form."""
     if not (isinstance(value, (tuple, list)) and len(value) == 2):
-        fail(f"{what} returned {type_name(value)} {value!r:.80}, expected a (tokens, finish_reason) pair")
+        fail(tr("{what} returned {type} {value!r:.80}, expected a (tokens, finish_reason) pair", what=what,
+                type=type_name(value), value=value))
     tokens, reason = token_list(value[0], what), value[1]
     if reason not in FINISH_REASONS:
-        fail(f"{what} returned finish_reason {str(reason)[:40]!r}, expected one of {list(FINISH_REASONS)}")
+        fail(tr("{what} returned finish_reason {reason!r}, expected one of {reasons}", what=what,
+                reason=str(reason)[:40], reasons=list(FINISH_REASONS)))
     return tokens, reason
 
 
@@ -49,33 +52,37 @@ def expect_decoded(value, expected: tuple, what: str, stop=(), without_min: tupl
         return
     kept_stop = want_reason == "stop" and any(tokens == want_tokens + list(s) for s in stop)
     early = without_min is not None and (tokens, reason) == (list(without_min[0]), without_min[1])
+    said = dict(what=what, tokens=want_tokens, reason=want_reason, got=tokens, got_reason=reason)
     if early:
-        fail(f"{what}: expected ({want_tokens}, {want_reason!r}), got ({tokens}, {reason!r}): eos ended the output "
-             f"before min_new_tokens new tokens existed (its logit is -inf until then)", "ignores_min_new_tokens")
-    fail(f"{what}: expected ({want_tokens}, {want_reason!r}), got ({tokens}, {reason!r})"
-         + (": the stop sequence's tokens are still in the output" if kept_stop else ""),
-         "stop_tokens_in_output" if kept_stop else None)
+        fail(tr("{what}: expected ({tokens}, {reason!r}), got ({got}, {got_reason!r}): eos ended the output before "
+                "min_new_tokens new tokens existed (its logit is -inf until then)", **said), "ignores_min_new_tokens")
+    if kept_stop:
+        fail(tr("{what}: expected ({tokens}, {reason!r}), got ({got}, {got_reason!r}): the stop sequence's tokens are "
+                "still in the output", **said), "stop_tokens_in_output")
+    fail(tr("{what}: expected ({tokens}, {reason!r}), got ({got}, {got_reason!r})", **said))
 
 
 def beams(value, what: str) -> list[tuple[list[int], float]]:
     """[(tokens, score)] from what beam_search returned, after checking their form."""
     if not isinstance(value, (list, tuple)):
-        fail(f"{what} returned {type_name(value)}, expected a list of (tokens, score) pairs")
+        fail(tr("{what} returned {type}, expected a list of (tokens, score) pairs", what=what, type=type_name(value)))
     out = []
     for i, beam in enumerate(value):
         if not (isinstance(beam, (tuple, list)) and len(beam) == 2):
-            fail(f"{what} returned {type_name(beam)} {beam!r:.60} at position {i}, expected (tokens, score)")
+            fail(tr("{what} returned {type} {beam!r:.60} at position {position}, expected (tokens, score)", what=what,
+                    type=type_name(beam), beam=beam, position=i))
         score = beam[1].item() if isinstance(beam[1], torch.Tensor) and beam[1].numel() == 1 else beam[1]
         if isinstance(score, bool) or not isinstance(score, (int, float)) or math.isnan(score):
-            fail(f"{what} returned score {beam[1]!r:.40} at position {i}, expected a float")
-        out.append((token_list(beam[0], f"{what} at position {i}"), float(score)))
+            fail(tr("{what} returned score {score!r:.40} at position {position}, expected a float", what=what,
+                    score=beam[1], position=i))
+        out.append((token_list(beam[0], tr("{what} at position {position}", what=what, position=i)), float(score)))
     return out
 
 
 def beam_text(found: list) -> str:
     """Beams as `[tokens] score` lines for a message (at most 6)."""
     lines = [f"{tokens} {score:.6f}" for tokens, score in found[:6]]
-    return "; ".join(lines) + (f"; ... ({len(found)} in all)" if len(found) > 6 else "")
+    return "; ".join(lines) + (tr("; ... ({count} in all)", count=len(found)) if len(found) > 6 else "")
 
 
 def same_beams(found: list, expected: list) -> bool:
@@ -90,10 +97,11 @@ def expect_beams(value, expected: list, what: str, unnormalised: list | None = N
     found = beams(value, what)
     if same_beams(found, expected):
         return
-    no_norm = unnormalised is not None and same_beams(found, unnormalised)
-    fail(f"{what}: expected [{beam_text(expected)}], got [{beam_text(found)}]"
-         + (" (the scores are summed log-probabilities, not divided by length ** length_penalty)" if no_norm
-            else ""), "beam_no_length_norm" if no_norm else None)
+    said = dict(what=what, expected=beam_text(expected), got=beam_text(found))
+    if unnormalised is not None and same_beams(found, unnormalised):
+        fail(tr("{what}: expected [{expected}], got [{got}] (the scores are summed log-probabilities, not divided by "
+                "length ** length_penalty)", **said), "beam_no_length_norm")
+    fail(tr("{what}: expected [{expected}], got [{got}]", **said))
 
 
 def sign_blind(logits: torch.Tensor, seen_rows: list, penalty: float) -> torch.Tensor:
@@ -125,9 +133,12 @@ def status_misconception(got: str, expected: str, structural: str, reason: str) 
 def expect_status(actual, expected: str, structural: str, what: str, reason: str) -> None:
     """completion_status(text, reason) must return `expected`."""
     if actual not in STATUSES:
-        fail(f"{what} returned {type_name(actual)} {str(actual)[:40]!r}, expected one of {list(STATUSES)}")
+        fail(tr("{what} returned {type} {value!r}, expected one of {statuses}", what=what, type=type_name(actual),
+                value=str(actual)[:40], statuses=list(STATUSES)))
     if actual != expected:
         limit = expected == "truncated" and structural != "truncated" and actual == structural and reason != "length"
-        fail(f"{what}: expected {expected!r}, got {actual!r}"
-             + (f": {reason!r} is this provider's word for hitting the token limit, like \"length\"" if limit
-                else ""), status_misconception(actual, expected, structural, reason))
+        found = status_misconception(actual, expected, structural, reason)
+        if limit:
+            fail(tr("{what}: expected {expected!r}, got {got!r}: {reason!r} is this provider's word for hitting the "
+                    "token limit, like \"length\"", what=what, expected=expected, got=actual, reason=reason), found)
+        fail(tr("{what}: expected {expected}, got {got}", what=what, expected=repr(expected), got=repr(actual)), found)

@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from grader.engine import tr
 from grader.toys.logits import MAX_TOKENS, BigramModel, LogitsModel  # noqa: F401 - the checks' too
 
 ONE_HOT_LOW = -1e4      # exp(-1e4 / T) is exactly 0 in float32 and float64 for every temperature a check uses
@@ -65,8 +66,8 @@ class ScriptModel(LogitsModel):
 
     def logits_after(self, tokens: list[int]) -> torch.Tensor:
         if tokens[:len(self.prompt)] != self.prompt:
-            raise ValueError(f"model(tokens) must get the prompt {self.prompt} followed by the new tokens, "
-                             f"got {tokens[:40]}")
+            raise ValueError(tr("model(tokens) must get the prompt {prompt} followed by the new tokens, got {tokens}",
+                                prompt=self.prompt, tokens=tokens[:40]))
         k = min(len(tokens) - len(self.prompt), len(self.script) - 1)
         logits = torch.full((self.vocab,), self.low, dtype=torch.float64)
         logits[self.script[k]] = 0.0

@@ -8,7 +8,7 @@ from grader.checks.decoding.distribution import expect_filtered_law, expect_own_
 from grader.checks.decoding.expect import (decoded, expect_beams, expect_decoded, expect_names, expect_penalized,
                                            expect_status, offer)
 from grader.checks.decoding.models import NGramModel, PrefixModel
-from grader.engine import check, fail, reference
+from grader.engine import check, fail, reference, tr
 
 
 @check("greedy_random_models", points=6, hint="greedy_decode",
@@ -22,7 +22,7 @@ def test_greedy_random_models(sub, seed):
         eos_id, stop = draws.eos_for(r, free, vocab), draws.stops_from(r, free, vocab)
         expected = ref.greedy_decode(NGramModel(vocab, order, model_seed), prompt, n, eos_id, stop)
         result = sub.greedy_decode(offer(sub, NGramModel(vocab, order, model_seed)), prompt, n, eos_id, stop)
-        expect_decoded(result, expected, "greedy_decode on a random n-gram model", stop)
+        expect_decoded(result, expected, tr("greedy_decode on a random n-gram model"), stop)
 
 
 @check("min_new_tokens_random", points=4, hint="greedy_decode",
@@ -38,8 +38,8 @@ def test_min_new_tokens_random(sub, seed):
         expected, early = (ref.greedy_decode(NGramModel(vocab, order, model_seed), prompt, n, eos_id, stop, m)
                            for m in (least, 0))
         result = sub.greedy_decode(offer(sub, NGramModel(vocab, order, model_seed)), prompt, n, eos_id, stop, least)
-        expect_decoded(result, expected, f"greedy_decode on a random n-gram model, min_new_tokens={least}", stop,
-                       early)
+        expect_decoded(result, expected, tr("greedy_decode on a random n-gram model, min_new_tokens={least}",
+                                            least=least), stop, early)
     # Sampled cases, sized by models.EagerEosModel: at the largest temperature drawn (3) a correct sampler leaves
     # the greedy answer with probability < exp(-200 / 3) < 1e-28 per step, under 12 * 14 * 1e-28 < 2e-26 in all;
     # one that ignores min_new_tokens writes eos first with probability > 1 - 1e-28 (caught where min >= 1).
@@ -50,8 +50,9 @@ def test_min_new_tokens_random(sub, seed):
                            for m in (case["min_new_tokens"], 0))
         result = sub.sample_decode(offer(sub, draws.eager_model(case)), *args, generator, **settings,
                                    eos_id=case["eos"], stop=case["stop"], min_new_tokens=case["min_new_tokens"])
-        expect_decoded(result, expected, f"sample_decode on a model whose eos is the likeliest token, "
-                       f"min_new_tokens={case['min_new_tokens']}", case["stop"], early)
+        expect_decoded(result, expected, tr("sample_decode on a model whose eos is the likeliest token, "
+                                            "min_new_tokens={least}", least=case['min_new_tokens']), case["stop"],
+                       early)
 
 
 @check("greedy_bad_arguments", points=2, hint="greedy_decode",
@@ -61,21 +62,22 @@ def test_greedy_bad_arguments(sub, seed):
     r, ref = random.Random(seed), reference("decoding")
     model = offer(sub, NGramModel(4, 2, seed))
     for _ in range(3):
-        expect_names("max_new_tokens", "greedy_decode with max_new_tokens < 1", sub.greedy_decode, model, [1],
+        expect_names("max_new_tokens", tr("greedy_decode with max_new_tokens < 1"), sub.greedy_decode, model, [1],
                      -r.randint(0, 5))
         stop = [(r.randrange(4),)] * r.randint(0, 2) + [()]
-        expect_names("stop", "greedy_decode with an empty stop sequence", sub.greedy_decode, model, [1], 4, None,
-                     tuple(stop))
+        expect_names("stop", tr("greedy_decode with an empty stop sequence"), sub.greedy_decode, model, [1], 4,
+                     None, tuple(stop))
         n = r.randint(1, 6)
         least = r.choice([-r.randint(1, 3), n + r.randint(1, 3)])
-        expect_names("min_new_tokens", "greedy_decode with min_new_tokens outside [0, max_new_tokens]",
+        expect_names("min_new_tokens", tr("greedy_decode with min_new_tokens outside [0, max_new_tokens]"),
                      sub.greedy_decode, model, [1], n, None, (), least)
         # valid arguments beside them, answered as the reference answers: refusing every call fails here
         free, _ = ref.greedy_decode(NGramModel(4, 2, seed), [1], n)
         stop, least = draws.stops_from(r, free, 4), r.randint(0, n)
         expected = ref.greedy_decode(NGramModel(4, 2, seed), [1], n, None, stop, least)
         expect_decoded(sub.greedy_decode(model, [1], n, None, stop, least), expected,
-                       f"greedy_decode with valid arguments beside them (min_new_tokens={least})", stop)
+                       tr("greedy_decode with valid arguments beside them (min_new_tokens={least})", least=least),
+                       stop)
 
 
 @check("sample_random_one_hot", points=5, hint="sample_decode",
@@ -89,7 +91,7 @@ def test_sample_random_one_hot(sub, seed):
         expected = ref.greedy_decode(draws.script_model(case), *args, case["eos_id"], case["stop"])
         result = sub.sample_decode(offer(sub, draws.script_model(case)), *args, generator, **settings,
                                    eos_id=case["eos_id"], stop=case["stop"])
-        expect_decoded(result, expected, "sample_decode on a random one-hot model", case["stop"])
+        expect_decoded(result, expected, tr("sample_decode on a random one-hot model"), case["stop"])
 
 
 @check("sample_distribution_fresh_seed", points=5, hint="sample_decode",
@@ -114,20 +116,20 @@ def test_sample_generator_only(sub, seed):
     def run() -> list:
         generator = sub.generator(seed)
         return [decoded(sub.sample_decode(offer(sub, NGramModel(*spec)), prompt, 10, generator, **settings),
-                        "sample_decode on a random n-gram model")[0] for _ in range(3)]
+                        tr("sample_decode on a random n-gram model"))[0] for _ in range(3)]
 
     first = run()
     sub.restart(global_seed=seed + 1)
     if run() != first:
-        fail("sample_decode with a generator seeded alike gave different tokens in two processes whose global "
-             "random generators were seeded differently: draw only from the generator you are given")
+        fail(tr("sample_decode with a generator seeded alike gave different tokens in two processes whose global "
+                "random generators were seeded differently: draw only from the generator you are given"))
     expect_own_generator(sub, seed)
     model = offer(sub, NGramModel(*spec))
     generator = sub.generator(seed)
     for name, filtering in (("temperature", (-r.random(), None, None)), ("top_k", (1.0, 0, None)),
                             ("top_p", (1.0, None, 1 + r.random())), ("top_p", (1.0, None, 0.0))):
-        expect_names(name, f"sample_decode with a bad {name}", sub.sample_decode, model, prompt, 4, generator,
-                     *filtering)
+        expect_names(name, tr("sample_decode with a bad {name}", name=name), sub.sample_decode, model, prompt, 4,
+                     generator, *filtering)
 
 
 def expect_random_beams(sub, seed: int, draw, count: int) -> None:
@@ -140,7 +142,7 @@ def expect_random_beams(sub, seed: int, draw, count: int) -> None:
         expected = ref.beam_search(PrefixModel(*spec), *args, case["length_penalty"])
         unnormalised = ref.beam_search(PrefixModel(*spec), *args, 0.0) if case["length_penalty"] != 0.0 else None
         result = sub.beam_search(offer(sub, PrefixModel(*spec)), *args, case["length_penalty"])
-        expect_beams(result, expected, "beam_search on a random model", unnormalised)
+        expect_beams(result, expected, tr("beam_search on a random model"), unnormalised)
 
 
 @check("beam_random_exhaustive", points=4, hint="beam_search",
@@ -160,14 +162,16 @@ def test_beam_random_narrow(sub, seed):
 def test_beam_bad_arguments(sub, seed):
     r, ref = random.Random(seed), reference("decoding")
     model = offer(sub, PrefixModel(3, seed))
-    expect_names("num_beams", "beam_search with num_beams < 1", sub.beam_search, model, [0], -r.randint(0, 3), 2)
-    expect_names("max_new_tokens", "beam_search with max_new_tokens < 1", sub.beam_search, model, [0], 2,
+    expect_names("num_beams", tr("beam_search with num_beams < 1"), sub.beam_search, model, [0], -r.randint(0, 3),
+                 2)
+    expect_names("max_new_tokens", tr("beam_search with max_new_tokens < 1"), sub.beam_search, model, [0], 2,
                  -r.randint(0, 3))
     # the smallest valid values beside them, answered as the reference answers: refusing every call fails here
     for num_beams, max_new_tokens in ((1, r.randint(1, 3)), (r.randint(1, 4), 1)):
         expect_beams(sub.beam_search(model, [0], num_beams, max_new_tokens),
                      ref.beam_search(PrefixModel(3, seed), [0], num_beams, max_new_tokens),
-                     f"beam_search with num_beams={num_beams}, max_new_tokens={max_new_tokens}")
+                     tr("beam_search with num_beams={num_beams}, max_new_tokens={max_new_tokens}",
+                        num_beams=num_beams, max_new_tokens=max_new_tokens))
 
 
 @check("repetition_penalty_random", points=4, hint="apply_repetition_penalty",
@@ -179,7 +183,7 @@ def test_repetition_penalty_random(sub, seed, rng):
         rows = [seen] if logits.dim() == 1 else [list(map(int, row)) for row in seen]
         expected = ref.apply_repetition_penalty(logits, seen, penalty)
         expect_penalized(sub.apply_repetition_penalty(logits, seen, penalty), expected, logits, rows, penalty,
-                         "apply_repetition_penalty on random logits")
+                         tr("apply_repetition_penalty on random logits"))
 
 
 @check("repetition_penalty_bad_arguments", points=1, hint="apply_repetition_penalty",
@@ -189,12 +193,12 @@ def test_repetition_penalty_bad_arguments(sub, seed, rng):
     logits, seen, _ = draws.penalty_case(r, rng)
     rows = [seen] if logits.dim() == 1 else [list(map(int, row)) for row in seen]
     for penalty, valid in ((0.0, r.uniform(0.05, 0.5)), (-r.uniform(0.1, 2.0), 1.0)):
-        expect_names("penalty", "apply_repetition_penalty with penalty <= 0", sub.apply_repetition_penalty,
+        expect_names("penalty", tr("apply_repetition_penalty with penalty <= 0"), sub.apply_repetition_penalty,
                      logits, seen, penalty)
         # a valid penalty beside it, answered as the reference answers: refusing every call fails here
         expect_penalized(sub.apply_repetition_penalty(logits, seen, valid),
                          ref.apply_repetition_penalty(logits, seen, valid), logits, rows, valid,
-                         f"apply_repetition_penalty with penalty={valid:.4g}")
+                         tr("apply_repetition_penalty with penalty={penalty:.4g}", penalty=valid))
 
 
 def expect_statuses(sub, answers: list) -> None:
@@ -202,7 +206,7 @@ def expect_statuses(sub, answers: list) -> None:
     ref = reference("decoding")
     for text, reason in answers:
         expect_status(sub.completion_status(text, reason), ref.completion_status(text, reason),
-                      ref.completion_status(text, "stop"), "completion_status on a cut model answer", reason)
+                      ref.completion_status(text, "stop"), tr("completion_status on a cut model answer"), reason)
 
 
 @check("completion_status_random_cuts", points=7, hint="completion_status",

@@ -28,7 +28,7 @@ from grader.checks.decoding.expect import (
     expect_status,
     offer,
 )
-from grader.engine import check, fail, golden, reference
+from grader.engine import check, fail, golden, reference, tr
 
 ONE_HOT_FILTERS = {"temperature": 0.7, "top_k": 3, "top_p": 0.9}
 LOOP_PROMPT = [1, 2, 3]                          # "I think that"
@@ -46,7 +46,8 @@ def stored_stop_case(i: int) -> tuple:
        title="greedy_decode with eos, stop sequences (spanning steps, partly matched, overlapping) and the limit")
 def test_greedy_stops(sub):
     for i, (label, prompt, script, n, eos_id, stop) in enumerate(STOP_CASES):
-        what = f"{case_text('greedy_decode', prompt, n, eos_id, stop)} on a model that writes {script} ({label})"
+        what = tr("{call} on a model that writes {script} ({label})", call=case_text('greedy_decode', prompt, n, eos_id,
+                  stop), script=script, label=tr(label))
         result = sub.greedy_decode(offer(sub, script_model(prompt, script)), prompt, n, eos_id, stop)
         expect_decoded(result, stored_stop_case(i), what, stop)
 
@@ -57,8 +58,9 @@ def test_greedy_trigram_model(sub):
     for eos_id, stop in ((None, ()), (0, ()), (None, ((4, 1), (2,)))):
         expected = golden(f"trigram.{eos_id}.{stop}", lambda e=eos_id, s=stop: reference("decoding").greedy_decode(
             models.NGramModel(6, 3, 11), [1, 2], 12, e, s))
-        what = (f"greedy_decode(model, prompt=[1, 2], max_new_tokens=12, eos_id={eos_id}, stop={stop}) on the "
-                f"trigram model NGramModel(vocab=6, order=3, seed=11) of grader/checks/decoding/models.py")
+        what = tr("greedy_decode(model, prompt=[1, 2], max_new_tokens=12, eos_id={eos_id}, stop={stop}) on the trigram "
+                  "model NGramModel(vocab=6, order=3, seed=11) of grader/checks/decoding/models.py", eos_id=eos_id,
+                  stop=stop)
         expect_decoded(sub.greedy_decode(offer(sub, models.NGramModel(6, 3, 11)), [1, 2], 12, eos_id, stop),
                        expected, what, stop)
     model = offer(sub, models.NGramModel(6, 3, 11))
@@ -74,10 +76,11 @@ def test_sample_one_hot_stops(sub):
     generator = sub.make(toys.generator, 5)
     extra = ", generator, temperature=0.7, top_k=3, top_p=0.9"
     for i, (label, prompt, script, n, eos_id, stop) in enumerate(STOP_CASES):
-        what = f"{case_text('sample_decode', prompt, n, eos_id, stop, extra)} on a one-hot model writing {script}"
+        what = tr("{call} on a one-hot model writing {script} ({label})", call=case_text('sample_decode', prompt, n,
+                  eos_id, stop, extra), script=script, label=tr(label))
         result = sub.sample_decode(offer(sub, script_model(prompt, script)), prompt, n, generator,
                                    **ONE_HOT_FILTERS, eos_id=eos_id, stop=stop)
-        expect_decoded(result, stored_stop_case(i), f"{what} ({label})", stop)
+        expect_decoded(result, stored_stop_case(i), what, stop)
 
 
 def stored_min_case(i: int) -> dict:
@@ -95,8 +98,9 @@ def stored_min_case(i: int) -> dict:
 def test_greedy_min_new_tokens(sub):
     for i, (label, prompt, script, n, eos_id, stop, least) in enumerate(MIN_CASES):
         answers = stored_min_case(i)
-        what = (f"{case_text('greedy_decode', prompt, n, eos_id, stop, min_new_tokens=least)} on a model whose eos "
-                f"(0) is the likeliest token at every step, {script} the next ({label})")
+        what = tr("{call} on a model whose eos (0) is the likeliest token at every step, {script} the next ({label})",
+                  call=case_text('greedy_decode', prompt, n, eos_id, stop, min_new_tokens=least), script=script,
+                  label=tr(label))
         result = sub.greedy_decode(offer(sub, eager_eos_model(prompt, script)), prompt, n, eos_id, stop, least)
         expect_decoded(result, answers[least], what, stop, answers[0] if least else None)
     model = offer(sub, eager_eos_model([1], [2, 3]))
@@ -115,8 +119,9 @@ def test_sample_min_new_tokens(sub):
     extra = ", generator, temperature=0.7, top_k=3, top_p=0.9"
     for i, (label, prompt, script, n, eos_id, stop, least) in enumerate(MIN_CASES):
         answers = stored_min_case(i)
-        what = (f"{case_text('sample_decode', prompt, n, eos_id, stop, extra, least)} on a model whose eos (0) is "
-                f"the likeliest token at every step by a factor exp(200 / 0.7), {script} the next ({label})")
+        what = tr("{call} on a model whose eos (0) is the likeliest token at every step by a factor exp(200 / 0.7), "
+                  "{script} the next ({label})", call=case_text('sample_decode', prompt, n, eos_id, stop, extra, least),
+                  script=script, label=tr(label))
         result = sub.sample_decode(offer(sub, eager_eos_model(prompt, script)), prompt, n, generator,
                                    **ONE_HOT_FILTERS, eos_id=eos_id, stop=stop, min_new_tokens=least)
         expect_decoded(result, answers[least], what, stop, answers[0] if least else None)
@@ -136,16 +141,17 @@ def test_sample_first_token_frequencies(sub):
 def test_sampling_leaves_the_loop(sub):
     sub.set_timeout(30)
     generator = sub.make(toys.generator, 7)
-    what = (f"sample_decode(loop model, prompt {models.words(LOOP_PROMPT)!r}, max_new_tokens=12, generator, "
-            f"eos_id=0)")
+    what = tr("sample_decode(loop model, prompt {prompt!r}, max_new_tokens=12, generator, eos_id=0)",
+              prompt=models.words(LOOP_PROMPT))
     outputs = []
     for _ in range(LOOP_RUNS):
         tokens, _ = decoded(sub.sample_decode(offer(sub, models.loop_model()), LOOP_PROMPT, 12, generator,
                                               eos_id=0), what)
         outputs.append(tokens)
     if all(tokens == LOOP_ROUNDS for tokens in outputs):
-        fail(f"{what}, run {LOOP_RUNS} times, always returned {models.words(LOOP_ROUNDS)!r}: a sampler leaves "
-             f"this loop in some run except with probability < 6e-9 (each run repeats it with probability 0.04)")
+        fail(tr("{what}, run {runs} times, always returned {loop!r}: a sampler leaves this loop in some run except "
+                "with probability < 6e-9 (each run repeats it with probability 0.04)", what=what, runs=LOOP_RUNS,
+                loop=models.words(LOOP_ROUNDS)))
 
 
 def stored_beams(key: str, model_fn, prompt, num_beams, max_new_tokens, eos_id, length_penalty) -> dict:
@@ -170,7 +176,7 @@ def expect_beam_case(sub, key: str, model_fn, name: str, prompt, num_beams, n, e
 @check("beam_hand_worked", points=2, hint="beam_search",
        title="beam_search on a hand-worked table: finished beams keep their slots, length_penalty 0, 1 and 2")
 def test_beam_hand_worked(sub):
-    name = "the hand-worked model BEAM_PROBS of grader/checks/decoding/cases.py"
+    name = tr("the hand-worked model BEAM_PROBS of grader/checks/decoding/cases.py")
     for num_beams, n, eos_id, lp in BEAM_CASES:
         expect_beam_case(sub, f"hand.{num_beams}.{n}.{eos_id}.{lp}", beam_model, name, [], num_beams, n, eos_id, lp)
 
@@ -178,7 +184,7 @@ def test_beam_hand_worked(sub):
 @check("beam_exhaustive", points=1, hint="beam_search",
        title="beam_search with num_beams = V ** max_new_tokens returns every sequence, best first")
 def test_beam_exhaustive(sub):
-    name = "PrefixModel(vocab=3, seed=4) of grader/checks/decoding/models.py"
+    name = tr("PrefixModel(vocab=3, seed=4) of grader/checks/decoding/models.py")
     for lp in (1.0, 2.0):
         expect_beam_case(sub, f"exhaustive.{lp}", lambda: models.PrefixModel(3, 4), name, [1], 27, 3, 0, lp)
 
@@ -186,9 +192,10 @@ def test_beam_exhaustive(sub):
 @check("beam_finds_the_loop", points=1, hint="beam_search",
        title="beam search finds the loop: the most probable sequence is 'I think that I think that ...'")
 def test_beam_finds_the_loop(sub):
-    found = expect_beam_case(sub, "loop", models.loop_model, "the loop model", LOOP_PROMPT, 4, 12, 0, 1.0)
+    found = expect_beam_case(sub, "loop", models.loop_model, tr("the loop model"), LOOP_PROMPT, 4, 12, 0, 1.0)
     if found[0][0] != LOOP_ROUNDS:
-        fail(f"beam_search on the loop model: the best beam is {models.words(found[0][0])!r}, expected the loop")
+        fail(tr("beam_search on the loop model: the best beam is {best!r}, expected the loop",
+                best=models.words(found[0][0])))
 
 
 def stored_penalty(key: str, logits: torch.Tensor, seen, penalty: float) -> torch.Tensor:
@@ -226,12 +233,15 @@ def test_repetition_penalty_leaves_the_loop(sub):
         lambda logits, seen: reference("decoding").apply_repetition_penalty(logits, seen, 2.0)))
     got = penalised_greedy(lambda logits, seen: sub.apply_repetition_penalty(logits, seen, 2.0))
     if got != expected:
-        loop = got[:len(LOOP_PROMPT)] == LOOP_PROMPT
-        fail(f"greedy decoding of the loop model from {models.words(LOOP_PROMPT)!r}, each step's logits (the "
-             f"log-probabilities, all negative) passed through apply_repetition_penalty(logits, prompt + new "
-             f"tokens, 2.0): expected {models.words(expected)!r}, got {models.words(got)!r}"
-             + (": the penalty made the seen words likelier" if loop else ""),
-             "repetition_penalty_sign" if loop else None)
+        said = dict(prompt=models.words(LOOP_PROMPT), expected=models.words(expected), got=models.words(got))
+        if got[:len(LOOP_PROMPT)] == LOOP_PROMPT:
+            fail(tr("greedy decoding of the loop model from {prompt!r}, each step's logits (the log-probabilities, all "
+                    "negative) passed through apply_repetition_penalty(logits, prompt + new tokens, 2.0): expected "
+                    "{expected!r}, got {got!r}: the penalty made the seen words likelier", **said),
+                 "repetition_penalty_sign")
+        fail(tr("greedy decoding of the loop model from {prompt!r}, each step's logits (the log-probabilities, all "
+                "negative) passed through apply_repetition_penalty(logits, prompt + new tokens, 2.0): expected "
+                "{expected!r}, got {got!r}", **said))
 
 
 def penalised_greedy(penalise) -> list[int]:
@@ -240,8 +250,8 @@ def penalised_greedy(penalise) -> list[int]:
     for _ in range(12):
         logits = penalise(model(LOOP_PROMPT + new), LOOP_PROMPT + new)
         if not isinstance(logits, torch.Tensor) or logits.shape != (len(models.LOOP_WORDS),):
-            fail(f"apply_repetition_penalty(loop logits [9], seen_tokens, 2.0) returned {type(logits).__name__}, "
-                 f"expected a [9] tensor")
+            fail(tr("apply_repetition_penalty(loop logits [9], seen_tokens, 2.0) returned {type}, expected a [9] "
+                    "tensor", type=type(logits).__name__))
         new.append(int(torch.argmax(logits)))
         if new[-1] == 0:
             break
@@ -266,7 +276,8 @@ def test_completion_status_corpus(sub):
     for i, (label, text, reason) in enumerate(CASES):
         expected = stored_status(f"corpus.{i}", text, reason)
         expect_status(sub.completion_status(text, reason), expected["status"], expected["structural"],
-                      f"completion_status({shown(text)}, {reason!r}) ({label})", reason)
+                      tr("{call} ({label})", call=f"completion_status({shown(text)}, {reason!r})", label=tr(label)),
+                      reason)
 
 
 @check("completion_status_of_generated_code", points=1, hint="completion_status",
@@ -275,8 +286,8 @@ def test_completion_status_of_generated_code(sub):
     settings = [(n, ()) for n in (6, 9, 12, 20, 28, 36, 38, 60)] + [(60, ((21,),))]
     for n, stop in settings:
         case = golden(f"code.{n}.{stop}", lambda n=n, stop=stop: generated_case(n, stop))
-        what = (f"completion_status(text, {case['reason']!r}) where text = {shown(case['text'])} is the code "
-                f"model's greedy answer with max_new_tokens={n}, stop={stop}")
+        what = tr("completion_status(text, {reason!r}) where text = {text} is the code model's greedy answer with "
+                  "max_new_tokens={n}, stop={stop}", reason=case['reason'], text=shown(case['text']), n=n, stop=stop)
         expect_status(sub.completion_status(case["text"], case["reason"]), case["status"], case["structural"],
                       what, case["reason"])
 
