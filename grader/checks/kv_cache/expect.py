@@ -1,5 +1,5 @@
 """How kv_cache checks compare a returned count or memory plan and word the call in a failure message."""
-from grader.engine import diagnose, expect_equal, expect_type, fail, type_name
+from grader.engine import diagnose, expect_equal, expect_type, fail, tr, type_name
 
 PLAN_KEYS = ("weights", "kv_cache", "logits", "total")
 
@@ -21,10 +21,12 @@ def expect_plan(actual, expected: dict, what: str, wrong: dict[str, dict]) -> No
     and the misconception whose plan it equals, if any."""
     if not isinstance(actual, dict) or set(actual) != set(PLAN_KEYS):
         keys = sorted(map(str, actual)) if isinstance(actual, dict) else type_name(actual)
-        fail(f"{what} returned {keys}; expected a dict with the keys {list(PLAN_KEYS)}")
+        fail(tr("{what} returned {keys}; expected a dict with the keys {expected}", what=what, keys=keys,
+                expected=list(PLAN_KEYS)))
     for key in PLAN_KEYS:
         expect_type(actual[key], int, f"{what}[{key!r}]")
     for key in PLAN_KEYS:
         if actual[key] != expected[key]:
             found = diagnose(actual, wrong, lambda got, predicted: got == predicted)
-            fail(f"{what}[{key!r}]: expected {expected[key]}, got {actual[key]}", found)
+            fail(tr("{what}: expected {expected}, got {got}", what=f"{what}[{key!r}]", expected=expected[key],
+                    got=actual[key]), found)

@@ -4,7 +4,7 @@ import torch
 
 from grader.checks.kv_cache.expect import call_text, expect_count, expect_plan
 from grader.checks.kv_cache.misconceptions import misconception_values
-from grader.engine import check, expect_raises, fail, reference
+from grader.engine import check, expect_raises, fail, reference, tr
 
 CASES = 25
 OPTIONAL_KEYS = ("num_key_value_heads", "head_dim", "kv_lora_rank", "sliding_window", "layer_types",
@@ -227,6 +227,6 @@ def test_random_bad_arguments(sub, rng):
         argument, fn, config, kwargs, (valid_config, valid_kwargs) = bad_call(rng)
         message = expect_raises(ValueError, getattr(sub, fn), config, **kwargs)
         if argument not in message:
-            fail(f"{call_text(fn, repr(config), **kwargs)} raised ValueError({message!r}); "
-                 f"the message should name {argument!r}")
+            fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}",
+                    call=call_text(fn, repr(config), **kwargs), message=message, name=argument))
         expect_reference(sub, fn, valid_config, **valid_kwargs)  # the same call made valid: refusing all fails

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from grader.checks.kv_cache.expect import call_text, expect_count, expect_plan
 from grader.checks.kv_cache.misconceptions import misconception_values
-from grader.engine import check, expect_raises, fail, golden, reference, type_name
+from grader.engine import check, expect_raises, fail, golden, reference, tr, type_name
 
 CONFIGS = Path(__file__).with_name("configs")
 
@@ -70,7 +70,8 @@ def expect_names(sub, argument: str, fn: str, label: str, config: dict, **kwargs
     what = call_text(fn, label, **kwargs)
     message = expect_raises(ValueError, getattr(sub, fn), config, **kwargs)
     if argument not in message:
-        fail(f"{what} raised ValueError({message!r}); the message should name {argument!r}")
+        fail(tr("{call} raised ValueError({message!r}); the message should name {name!r}", call=what, message=message,
+                name=argument))
 
 
 # --- kv_bytes_per_token -------------------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def test_dtype_bytes(sub):
     for dtype_bytes in (1, 4):
         what = call_text("kv_bytes_per_token", "Llama-3-8B config", dtype_bytes=dtype_bytes)
         if sub.kv_bytes_per_token(LLAMA3_8B, dtype_bytes=dtype_bytes) == bf16:
-            fail(f"{what} returned the bf16 size {bf16}: dtype_bytes is ignored")
+            fail(tr("{what} returned the bf16 size {size}: dtype_bytes is ignored", what=what, size=bf16))
         expect_answer(sub, f"per_token.Llama-3-8B.dtype{dtype_bytes}", "kv_bytes_per_token",
                       "Llama-3-8B config", LLAMA3_8B, dtype_bytes=dtype_bytes)
 
@@ -149,8 +150,8 @@ def test_returns_int(sub):
         values = result.values() if isinstance(result, dict) else [result]
         for value in values:
             if type(value) is not int:
-                fail(f"{call_text(fn, 'Llama-3-8B config', **kwargs)} returned {type_name(value)} {value!r}; "
-                     "byte and sequence counts must be Python ints")
+                fail(tr("{what} returned {type} {value!r}; byte and sequence counts must be Python ints",
+                        what=call_text(fn, 'Llama-3-8B config', **kwargs), type=type_name(value), value=value))
 
 
 @check("bad_dtype_bytes", points=1, hint="kv_bytes_per_token",
@@ -173,7 +174,7 @@ def test_missing_config_keys(sub):
     nulled = {**complete, "hidden_size": None}
     expect_names(sub, "hidden_size", "kv_bytes_per_token", repr(nulled), nulled)
     mla = {name: value for name, value in DEEPSEEK_V3.items() if name != "num_hidden_layers"}
-    expect_names(sub, "num_hidden_layers", "kv_cache_bytes", "DeepSeek-V3 config without num_hidden_layers",
+    expect_names(sub, "num_hidden_layers", "kv_cache_bytes", tr("DeepSeek-V3 config without num_hidden_layers"),
                  mla, seq_len=10)
 
 
@@ -332,5 +333,5 @@ def test_plan_bad_arguments(sub):
                  seq_len=0)
     expect_names(sub, "weight_bytes", "memory_plan", label, LLAMA3_8B, weight_bytes=-1, batch=1, seq_len=8192)
     no_vocab = {key: value for key, value in LLAMA3_8B.items() if key != "vocab_size"}
-    expect_names(sub, "vocab_size", "memory_plan", "Llama-3-8B config without vocab_size", no_vocab,
+    expect_names(sub, "vocab_size", "memory_plan", tr("Llama-3-8B config without vocab_size"), no_vocab,
                  weight_bytes=LLAMA3_8B_WEIGHTS, batch=1, seq_len=8192)
