@@ -3,7 +3,7 @@
 Seconds compare with the contract's relative tolerance of 1e-9 (plus 1e-12 s for times near 0): a correct
 submission may add the same durations in another order. Paths compare exactly: the tie rule fixes them.
 """
-from grader.engine import SubmissionRaised, expect_type, fail, within
+from grader.engine import SubmissionRaised, expect_type, fail, tr, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -23,45 +23,45 @@ def same_seconds(actual, expected) -> bool:
 def schedule_difference(actual, expected: dict) -> str | None:
     """None when `actual` is `expected`'s {step: (start, end)}; otherwise the first difference, in words."""
     if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict {{step: (start, end)}}"
+        return tr("returned {type}, expected a dict {{step: (start, end)}}", type=type_name(actual))
     if set(actual) != set(expected):
         missing, extra = sorted(set(expected) - set(actual)), sorted(set(actual) - set(expected), key=repr)
-        return f"steps missing: {missing}, steps not in the task: {extra}"
+        return tr("steps missing: {missing}, steps not in the task: {extra}", missing=missing, extra=extra)
     for step, (start, end) in expected.items():
         got = actual[step]
         if not isinstance(got, (list, tuple)) or len(got) != 2:
-            return f"[{step!r}] = {got!r}, expected a pair (start, end)"
+            return tr("[{step!r}] = {got!r}, expected a pair (start, end)", step=step, got=got)
         if not (same_seconds(got[0], start) and same_seconds(got[1], end)):
-            return f"[{step!r}] = {tuple(got)!r}, expected {(start, end)!r}"
+            return tr("[{step!r}] = {got!r}, expected {expected!r}", step=step, got=tuple(got), expected=(start, end))
     return None
 
 
 def path_difference(actual, expected: list) -> str | None:
     """None when `actual` is the list of step names `expected`; otherwise what differs."""
     if not isinstance(actual, (list, tuple)) or not all(isinstance(s, str) for s in actual):
-        return f"path {short(actual)} is not a list of step names"
+        return tr("path {path} is not a list of step names", path=short(actual))
     if list(actual) != expected:
-        return f"path {list(actual)!r}, expected {expected!r}"
+        return tr("path {path!r}, expected {expected!r}", path=list(actual), expected=expected)
     return None
 
 
 def critical_difference(actual, expected: tuple) -> str | None:
     """None when `actual` is the (total, path) `expected`; otherwise what differs."""
     if not isinstance(actual, (list, tuple)) or len(actual) != 2:
-        return f"returned {short(actual)}, expected a pair (total, path)"
+        return tr("returned {value}, expected a pair (total, path)", value=short(actual))
     total, path = expected
     if not same_seconds(actual[0], total):
-        return f"total {actual[0]!r}, expected {total!r}"
+        return tr("total {total!r}, expected {expected!r}", total=actual[0], expected=total)
     return path_difference(actual[1], list(path))
 
 
 def what_if_difference(actual, expected: dict) -> str | None:
     """None when `actual` has `expected`'s total, saving and path; otherwise what differs."""
     if not isinstance(actual, dict) or not {"total", "saving", "path"} <= actual.keys():
-        return f"returned {short(actual)}, expected a dict with 'total', 'saving' and 'path'"
+        return tr("returned {value}, expected a dict with 'total', 'saving' and 'path'", value=short(actual))
     for key in ("total", "saving"):
         if not same_seconds(actual[key], expected[key]):
-            return f"{key} {actual[key]!r}, expected {expected[key]!r}"
+            return tr("{key} {got!r}, expected {expected!r}", key=key, got=actual[key], expected=expected[key])
     return path_difference(actual["path"], list(expected["path"]))
 
 
@@ -69,14 +69,15 @@ def expect_result(actual, expected, what: str, difference, misconception=None) -
     """Fail unless `difference(actual, expected)` is None; `misconception(actual)` names the mistake it shows."""
     problem = difference(actual, expected)
     if problem is not None:
-        fail(f"{what}: {problem}", misconception(actual) if misconception else None)
+        fail(tr("{what}: {problem}", what=what, problem=problem), misconception(actual) if misconception else None)
 
 
 def expect_seconds(actual, expected: float, what: str, misconception: str | None = None) -> None:
     """Fail unless `actual` is `expected` seconds; `misconception` is the id the wrong value shows, if any."""
     expect_type(actual, (float, int), what)
     if not same_seconds(actual, expected):
-        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance {RTOL:g})", misconception)
+        fail(tr("{what} returned {got!r}, expected {expected!r} (relative tolerance {rtol:g})", what=what, got=actual,
+                expected=expected, rtol=RTOL), misconception)
 
 
 def expect_value_error(fn, args: tuple, what: str, names: list, returned: str | None = None) -> str:
@@ -88,12 +89,14 @@ def expect_value_error(fn, args: tuple, what: str, names: list, returned: str | 
         result = fn(*args)
     except SubmissionRaised as raised:
         if "ValueError" not in raised.type_names:
-            fail(f"{what} raised {raised.type_name}: {raised.message}; expected ValueError")
+            fail(tr("{call} raised {type}: {message}; expected {expected}", call=what, type=raised.type_name,
+                    message=raised.message, expected="ValueError"))
         message = raised.message
     else:
-        fail(f"{what} returned {short(result)}; expected ValueError", returned)
+        fail(tr("{what} returned {result}; expected ValueError", what=what, result=short(result)), returned)
     if names and not any(name in message for name in names):
-        fail(f"{what} raised ValueError({message!r}); the message should name {' or '.join(map(repr, names))}")
+        fail(tr("{what} raised ValueError({message!r}); the message should name {names}", what=what, message=message,
+                names=tr(" or ").join(map(repr, names))))
     return message
 
 

@@ -12,6 +12,9 @@ any word a message might use.
 import random
 import string
 
+# What broken_task breaks, as a failure message names it (said through tr, in the reader's language)
+FAULTS = ["cycle", "self", "unknown need", "unknown step", "unknown order", "negative"]
+
 
 def step_names(r: random.Random, n: int) -> list:
     """`n` distinct step names in random order."""
@@ -95,7 +98,7 @@ def broken_task(r: random.Random) -> tuple:
              None if order is None else {step: list(before) for step, before in order.items()})
     order = dict(order or {})
     names = list(durations)
-    kind = r.choice(["cycle", "self", "unknown need", "unknown step", "unknown order", "negative"])
+    kind = r.choice(FAULTS)
     if kind == "cycle":  # a waits for b through deps and b for a through deps or order
         a, b = r.sample(names, 2)
         deps[a] = deps.get(a, []) + [b]

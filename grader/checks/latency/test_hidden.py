@@ -11,9 +11,9 @@ from grader.checks.latency.graphs import (broken_task, dependent_pairs, independ
 from grader.checks.latency.misconceptions import (critical_misconception, first_output_misconception,
                                                   schedule_misconception, what_if_misconception)
 from grader.checks.latency.runs import random_runs
-from grader.engine import check, expect_type, fail, reference
+from grader.engine import check, expect_type, fail, reference, tr
 
-WHAT = "a random task"  # hidden messages never show their inputs
+# Hidden messages never show their inputs: a task is "a random task".
 
 
 def random_tasks(seed: int, count: int, tied: bool | None = None):
@@ -31,7 +31,7 @@ def test_random_schedules(sub, seed):
         expected = ref.schedule(durations, deps, order)
         leave_out_order = order is None and r.random() < 0.5  # order=None is the default
         got = sub.schedule(durations, deps) if leave_out_order else sub.schedule(durations, deps, order)
-        expect_result(got, expected, f"schedule of {WHAT}", schedule_difference,
+        expect_result(got, expected, tr("schedule of a random task"), schedule_difference,
                       partial(schedule_misconception, durations=durations, expected=expected))
 
 
@@ -43,9 +43,11 @@ def test_random_graphs_without_a_schedule(sub, seed):
     for case in range(16):
         durations, deps, order, names, kind, valid = broken_task(r)
         fn = ("schedule", "critical_path")[case % 2]
-        expect_value_error(getattr(sub, fn), (durations, deps, order), f"{fn} of a task with a {kind}", names)
+        expect_value_error(getattr(sub, fn), (durations, deps, order),
+                           tr("{fn} of a task with a {kind}", fn=fn, kind=tr(kind)), names)
         # the task before the break, answered as the reference answers: refusing every call fails here
-        expect_result(getattr(sub, fn)(*valid), getattr(ref, fn)(*valid), f"{fn} of {WHAT} without the {kind}",
+        expect_result(getattr(sub, fn)(*valid), getattr(ref, fn)(*valid),
+                      tr("{fn} of a random task without the {kind}", fn=fn, kind=tr(kind)),
                       (schedule_difference, critical_difference)[case % 2])
 
 
@@ -54,7 +56,7 @@ def test_random_graphs_without_a_schedule(sub, seed):
 def test_random_critical_paths(sub, seed):
     for _, ref, durations, deps, order in random_tasks(seed, 30, tied=True):
         expected = ref.critical_path(durations, deps, order)
-        expect_result(sub.critical_path(durations, deps, order), expected, f"critical_path of {WHAT}",
+        expect_result(sub.critical_path(durations, deps, order), expected, tr("critical_path of a random task"),
                       critical_difference, partial(critical_misconception, durations=durations, expected=expected))
 
 
@@ -62,16 +64,16 @@ def chain_problem(path, durations: dict, deps: dict, order: dict | None, total: 
     """None when `path` is a chain from a step that waits for nothing to one that nothing waits for, whose
     durations add up to `total`; otherwise the invariant it breaks."""
     if not isinstance(path, (list, tuple)) or not path or any(step not in durations for step in path):
-        return "the path is not a non-empty list of the task's steps"
+        return tr("the path is not a non-empty list of the task's steps")
     waits = waits_of(durations, deps, order)
     if waits[path[0]]:
-        return "the path's first step waits for another step"
+        return tr("the path's first step waits for another step")
     if any(path[-1] in before for before in waits.values()):
-        return "a step waits for the path's last step"
+        return tr("a step waits for the path's last step")
     if any(a not in waits[b] for a, b in pairwise(path)):
-        return "a step of the path does not wait for the one before it"
+        return tr("a step of the path does not wait for the one before it")
     if not same_seconds(sum(durations[step] for step in path), total):
-        return "the path's durations do not add up to the total"
+        return tr("the path's durations do not add up to the total")
     return None
 
 
@@ -80,17 +82,17 @@ def chain_problem(path, durations: dict, deps: dict, order: dict | None, total: 
 def test_critical_path_invariants(sub, seed):
     for _, ref, durations, deps, order in random_tasks(seed, 16, tied=False):
         expected = ref.critical_path(durations, deps, order)
-        got = sub.critical_path(durations, deps, order)
+        got, what = sub.critical_path(durations, deps, order), tr("critical_path of a random task")
         if not isinstance(got, (list, tuple)) or len(got) != 2:
-            fail(f"critical_path of {WHAT} did not return a pair (total, path)")
+            fail(tr("critical_path of a random task did not return a pair (total, path)"))
         ends = [end for _, end in ref.schedule(durations, deps, order).values()]
         if not same_seconds(got[0], max(ends)):
-            fail(f"critical_path of {WHAT}: the total is not the last end of the schedule",
+            fail(tr("critical_path of a random task: the total is not the last end of the schedule"),
                  critical_misconception(got, durations, expected))
         problem = chain_problem(got[1], durations, deps, order, expected[0])
         if problem is not None:
-            fail(f"critical_path of {WHAT}: {problem}")
-        expect_result(got, expected, f"critical_path of {WHAT}", critical_difference)
+            fail(tr("{what}: {problem}", what=what, problem=problem))
+        expect_result(got, expected, what, critical_difference)
 
 
 def random_change(r: random.Random, durations: dict, deps: dict, order: dict | None) -> dict:
@@ -115,12 +117,12 @@ def test_random_what_ifs(sub, seed):
         change = random_change(r, durations, deps, order)
         expected = ref.what_if(durations, deps, change, order)
         got = sub.what_if(durations, deps, change, order)
-        what = f"what_if of a random {next(iter(change))} change on {WHAT}"
+        what = tr("what_if of a random {kind} change on a random task", kind=next(iter(change)))
         expect_result(got, expected, what, what_if_difference,
                       partial(what_if_misconception, durations=durations, change=change, expected=expected))
         before = sub.critical_path(durations, deps, order)
         if not same_seconds(got["saving"], before[0] - got["total"]):
-            fail(f"{what}: the saving is not critical_path's total minus the new total")
+            fail(tr("{what}: the saving is not critical_path's total minus the new total", what=what))
 
 
 def bad_change(r: random.Random, durations: dict) -> tuple:
@@ -145,15 +147,16 @@ def test_what_if_refuses_dependent_pairs(sub, seed):
         if pairs:
             pair = r.sample(r.choice(pairs), 2)
             expect_value_error(sub.what_if, (durations, deps, {"parallel": pair}, order),
-                               f"what_if running two dependent steps of {WHAT} in parallel", pair,
+                               tr("what_if running two dependent steps of a random task in parallel"), pair,
                                "breaks_dependency")
         change, names = bad_change(r, durations)
-        expect_value_error(sub.what_if, (durations, deps, change, order), f"what_if of a bad change on {WHAT}",
-                           names)
+        expect_value_error(sub.what_if, (durations, deps, change, order),
+                           tr("what_if of a bad change on a random task"), names)
         # a valid change beside them, answered as the reference answers: refusing every call fails here
         change = random_change(r, durations, deps, order)
         expect_result(sub.what_if(durations, deps, change, order), ref.what_if(durations, deps, change, order),
-                      f"what_if of a random {next(iter(change))} change on {WHAT}", what_if_difference)
+                      tr("what_if of a random {kind} change on a random task", kind=next(iter(change))),
+                      what_if_difference)
 
 
 @check("random_first_output", points=3, hint="first_output",
@@ -164,20 +167,21 @@ def test_random_first_output(sub, seed):
         expected = ref.first_output(durations, deps, visible, order)
         total = ref.critical_path(durations, deps, order)[0]
         got = sub.first_output(durations, deps, visible, order)
-        expect_seconds(got, expected, f"first_output of {WHAT}", first_output_misconception(got, total, expected))
+        expect_seconds(got, expected, tr("first_output of a random task"),
+                       first_output_misconception(got, total, expected))
     durations, deps, order = random_task(r, tied=False)  # r goes on from the 20 tasks
     ghost = next(s for s in step_names(r, len(durations) + 1) if s not in durations)
     for visible, names in (([], ["visible"]), ([*r.sample(sorted(durations), 1), ghost], [ghost])):
         expect_value_error(sub.first_output, (durations, deps, visible, order),
-                           f"first_output of {WHAT} with bad visible steps", names)
+                           tr("first_output of a random task with bad visible steps"), names)
 
 
 def expect_attribution(got, expected: dict, what: str) -> None:
     """attribute's answer names the reference's changed setting and its median saving."""
     got = expect_type(got, dict, what)
     if got.get("changed") != expected["changed"]:
-        fail(f"{what}: 'changed' is not the changed setting")
-    expect_seconds(got.get("median_saving"), expected["median_saving"], f"{what}: 'median_saving'")
+        fail(tr("{what}: 'changed' is not the changed setting", what=what))
+    expect_seconds(got.get("median_saving"), expected["median_saving"], tr("{what}: 'median_saving'", what=what))
 
 
 @check("random_attribution", points=3, hint="attribute",
@@ -188,7 +192,7 @@ def test_random_attribution(sub, seed):
     for _ in range(20):
         baseline, variant, _ = random_runs(r, changes=1)
         expect_attribution(sub.attribute(baseline, variant), ref.attribute(baseline, variant),
-                           "attribute of random runs that change one setting")
+                           tr("attribute of random runs that change one setting"))
 
 
 @check("random_confounded_runs", points=2, hint="attribute",
@@ -198,12 +202,12 @@ def test_random_confounded_runs(sub, seed):
     r, ref = random.Random(seed), reference("latency")
     for case in range(12):
         baseline, variant, keys = random_runs(r, changes=0 if case % 4 == 3 else r.randint(2, 4))
-        what = f"attribute of random runs that change {len(keys)} settings"
+        what = tr("attribute of random runs that change {count} settings", count=len(keys))
         message = expect_value_error(sub.attribute, (baseline, variant), what, keys,
                                      "confounded_change" if keys else None)
         if any(key not in message for key in keys):
-            fail(f"{what}: the ValueError does not name every changed setting")
+            fail(tr("{what}: the ValueError does not name every changed setting", what=what))
         # runs that change one setting beside them, answered as the reference answers: refusing every call fails
         baseline, variant, _ = random_runs(r, changes=1)
         expect_attribution(sub.attribute(baseline, variant), ref.attribute(baseline, variant),
-                           "attribute of random runs that change one setting")
+                           tr("attribute of random runs that change one setting"))

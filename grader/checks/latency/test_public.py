@@ -9,13 +9,22 @@ from grader.checks.latency.misconceptions import (critical_misconception, first_
 from grader.checks.latency.tasks import (ACK, ACK_VISIBLE, AGENT, AGENT_DEPS, AGENT_DURATIONS, AGENT_VISIBLE,
                                          AGENT_WHAT_IFS, BAD_TASKS, BASELINE_RUN, CONFOUNDED_RUNS, DEPENDENT_PAIRS,
                                          ONE_CHANGE_RUNS, TIES)
-from grader.engine import check, expect_type, fail, golden, reference
+from grader.engine import check, expect_type, fail, golden, reference, tr
 
 TASKS_FILE = "grader/checks/latency/tasks.py"
-SEE = f"(AGENT and ACK are in {TASKS_FILE})"
 # name: (task, how its arguments are written in a call)
 NAMED_TASKS = {"AGENT": (AGENT, "*AGENT"), "ACK": (ACK, "*ACK"),
                "AGENT without its order edge": ((AGENT_DURATIONS, AGENT_DEPS, None), "AGENT_DURATIONS, AGENT_DEPS")}
+
+def see() -> str:
+    """Where a message's AGENT and ACK are written out (after a call, with its space)."""
+    return tr(" (AGENT and ACK are in {file})", file=TASKS_FILE)
+
+
+def labelled(call: str, label: str) -> str:
+    """A call with the label of its case, in this run's language."""
+    return tr("{call} ({label})", call=call, label=tr(label))
+
 
 def stored(key: str, fn: str, *args):
     """The golden answer of the reference's `fn(*args)`."""
@@ -28,7 +37,7 @@ def test_agent_task_schedule(sub):
     for name, ((durations, deps, order), text) in NAMED_TASKS.items():
         expected = stored(f"schedule.{name}", "schedule", durations, deps, order)
         got = sub.schedule(durations, deps, order)
-        expect_result(got, expected, f"schedule({text}) {SEE}", schedule_difference,
+        expect_result(got, expected, f"schedule({text}){see()}", schedule_difference,
                       partial(schedule_misconception, durations=durations, expected=expected))
 
 
@@ -38,7 +47,7 @@ def test_graphs_without_a_schedule(sub):
     for label, durations, deps, order, names in BAD_TASKS:
         for fn in ("schedule", "critical_path"):
             expect_value_error(getattr(sub, fn), (durations, deps, order),
-                               f"{fn}({text_of(durations, deps, order)}) ({label})", names)
+                               labelled(f"{fn}({text_of(durations, deps, order)})", label), names)
 
 
 @check("agent_task_critical_path", points=2, hint="critical_path",
@@ -46,7 +55,7 @@ def test_graphs_without_a_schedule(sub):
 def test_agent_task_critical_path(sub):
     for name, ((durations, deps, order), text) in NAMED_TASKS.items():
         expected = stored(f"critical_path.{name}", "critical_path", durations, deps, order)
-        expect_result(sub.critical_path(durations, deps, order), expected, f"critical_path({text}) {SEE}",
+        expect_result(sub.critical_path(durations, deps, order), expected, f"critical_path({text}){see()}",
                       critical_difference, partial(critical_misconception, durations=durations, expected=expected))
     expect_result(sub.critical_path({}, {}), stored("critical_path.empty", "critical_path", {}, {}),
                   "critical_path({}, {})", critical_difference)
@@ -59,7 +68,7 @@ def test_tie_rule(sub):
     for label, durations, deps, order in TIES:
         expected = stored(f"critical_path.tie.{label}", "critical_path", durations, deps, order)
         expect_result(sub.critical_path(durations, deps, order), expected,
-                      f"critical_path({text_of(durations, deps, order)}) ({label})", critical_difference)
+                      labelled(f"critical_path({text_of(durations, deps, order)})", label), critical_difference)
 
 
 @check("agent_task_what_ifs", points=2, hint="what_if",
@@ -71,7 +80,8 @@ def test_agent_task_what_ifs(sub):
         expected = stored(f"what_if.{label}", "what_if", durations, deps, change, order)
         wrong = partial(what_if_misconception, durations=durations, change=change, expected=expected)
         expect_result(sub.what_if(durations, deps, change, order), expected,
-                      f"what_if(*AGENT[:2], {change!r}, order=AGENT[2]) ({label}) {SEE}", what_if_difference, wrong)
+                      f"{labelled(f'what_if(*AGENT[:2], {change!r}, order=AGENT[2])', label)}{see()}",
+                      what_if_difference, wrong)
 
 
 @check("what_if_refusals", points=1, hint="what_if",
@@ -81,7 +91,8 @@ def test_what_if_refusals(sub):
     for label, pair in DEPENDENT_PAIRS:
         change = {"parallel": pair}
         expect_value_error(sub.what_if, (durations, deps, change, order),
-                           f"what_if(*AGENT[:2], {change!r}, order=AGENT[2]) ({label})", pair, "breaks_dependency")
+                           labelled(f"what_if(*AGENT[:2], {change!r}, order=AGENT[2])", label), pair,
+                           "breaks_dependency")
     bad_changes = [({"remove": "lint"}, ["lint"]), ({"shorten": "ci_wait", "seconds": 1.0}, ["ci_wait"]),
                    ({"parallel": ["plan", "deploy"]}, ["deploy"]),
                    ({"shorten": "read_log", "seconds": 6.0}, ["seconds"]),
@@ -100,7 +111,7 @@ def test_first_output_is_not_the_total(sub):
         expected = stored(f"first_output.{name}", "first_output", durations, deps, visible, order)
         total = stored(f"critical_path.{name}", "critical_path", durations, deps, order)[0]
         got = sub.first_output(durations, deps, visible, order)
-        expect_seconds(got, expected, f"first_output(*{name}[:2], {visible!r}, order={name}[2]) {SEE}",
+        expect_seconds(got, expected, f"first_output(*{name}[:2], {visible!r}, order={name}[2]){see()}",
                        first_output_misconception(got, total, expected))
     for visible, names in (([], ["visible"]), (["plan", "summary"], ["summary"])):
         expect_value_error(sub.first_output, (*AGENT[:2], visible, AGENT[2]),
@@ -112,11 +123,12 @@ def test_first_output_is_not_the_total(sub):
 def test_attribute_one_change(sub):
     for label, variant in ONE_CHANGE_RUNS:
         expected = stored(f"attribute.{label}", "attribute", BASELINE_RUN, variant)
-        what = f"attribute({BASELINE_RUN!r}, {variant!r}) ({label})"
+        what = labelled(f"attribute({BASELINE_RUN!r}, {variant!r})", label)
         got = sub.attribute(BASELINE_RUN, variant)
         expect_type(got, dict, what)
         if got.get("changed") != expected["changed"]:
-            fail(f"{what}: 'changed' = {got.get('changed')!r}, expected {expected['changed']!r}")
+            fail(tr("{what}: 'changed' = {got!r}, expected {expected!r}", what=what, got=got.get('changed'),
+                    expected=expected['changed']))
         expect_seconds(got.get("median_saving"), expected["median_saving"], f"{what}['median_saving']")
 
 
@@ -124,10 +136,10 @@ def test_attribute_one_change(sub):
        title="attribute refuses runs in which two settings changed, naming both, or none changed")
 def test_attribute_refuses_confounded_runs(sub):
     for label, variant, keys in CONFOUNDED_RUNS:
-        what = f"attribute({BASELINE_RUN!r}, {variant!r}) ({label})"
+        what = labelled(f"attribute({BASELINE_RUN!r}, {variant!r})", label)
         message = expect_value_error(sub.attribute, (BASELINE_RUN, variant), what, keys,
                                      "confounded_change" if keys else None)
         unnamed = [key for key in keys if key not in message]
         if unnamed:
-            fail(f"{what} raised ValueError({message!r}); the message should name every changed setting, "
-                 f"also {unnamed}")
+            fail(tr("{what} raised ValueError({message!r}); the message should name every changed setting, also "
+                    "{unnamed}", what=what, message=message, unnamed=unnamed))
