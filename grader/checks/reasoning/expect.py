@@ -5,7 +5,7 @@ Token counts, calls, `keep` and effort levels compare exactly. Seconds, costs an
 quotients of exact decimals: only the order of float operations differs, so a relative 1e-9 is ample. P-values
 also get an absolute 1e-12, so a correct exact p-value of 1e-18 computed as 1 - P(X > k) in floats still passes.
 """
-from grader.engine import SubmissionRaised, fail, within
+from grader.engine import SubmissionRaised, fail, tr, within
 from grader.engine.checks import type_name
 
 RTOL = 1e-9
@@ -37,16 +37,21 @@ def record_all(ledger, calls: list) -> None:
 def calls_text(calls: list, label: str | None = None) -> str:
     """The recording calls as written when short, else where to read them."""
     if label is not None and len(calls) > 3:
-        return f"<{label}: {len(calls)} record(...) calls, see {USAGE_FILE}>"
+        return tr("<{label}: {count} record(...) calls, see {file}>", label=label, count=len(calls), file=USAGE_FILE)
     return "; ".join(f"ledger.record({call_id!r}, {usage!r}, {seconds!r})" for call_id, usage, seconds in calls)
 
 
 def keys_difference(actual, keys: tuple) -> str | None:
     """None when `actual` is a dict with all of `keys`; otherwise what it lacks, in words."""
     if not isinstance(actual, dict):
-        return f"returned {type_name(actual)}, expected a dict"
+        return tr("returned {type}, expected a dict", type=type_name(actual))
     missing = [key for key in keys if key not in actual]
-    return f"the result has no {', '.join(map(repr, missing))}" if missing else None
+    return tr("the result has no {keys}", keys=", ".join(map(repr, missing))) if missing else None
+
+
+def differs(key: str, actual: dict, expected: dict) -> str:
+    """`key`'s value in `actual` against the one in `expected`, in words."""
+    return tr("{key!r} = {actual!r}, expected {expected!r}", key=key, actual=actual[key], expected=expected[key])
 
 
 def totals_difference(actual, expected: dict) -> str | None:
@@ -55,9 +60,9 @@ def totals_difference(actual, expected: dict) -> str | None:
         return problem
     for key in COUNT_KEYS:
         if not is_number(actual[key]) or actual[key] != expected[key]:
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return differs(key, actual, expected)
     if not close(actual["seconds"], expected["seconds"], "seconds"):
-        return f"'seconds' = {actual['seconds']!r}, expected {expected['seconds']!r}"
+        return differs("seconds", actual, expected)
     return None
 
 
@@ -91,7 +96,8 @@ def expect_totals(actual, expected: dict, what: str, thoughts: int = 0) -> None:
     if problem is not None:
         found = next((mid for mid, totals in totals_misconceptions(expected, thoughts)
                       if totals_difference(actual, totals) is None), None)
-        fail(f"{what}: {problem}; all expected totals: {expected}", found)
+        fail(tr("{what}: {problem}; all expected totals: {expected}", what=what, problem=problem, expected=expected),
+             found)
 
 
 def priced(totals: dict, prices: dict) -> float:
@@ -117,24 +123,26 @@ def expect_cost(actual, expected: float, totals: dict, prices: dict, what: str, 
     if not close(actual, expected, "cost"):
         found = next((mid for mid, cost in cost_misconceptions(totals, prices, thoughts)
                       if close(actual, cost, "cost")), None)
-        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance {RTOL:g}); the ledger's "
-             f"totals are {totals}", found)
+        fail(tr("{what} returned {got!r}, expected {expected!r} (relative tolerance {rtol:g}); the ledger's totals are "
+                "{totals}", what=what, got=actual, expected=expected, rtol=RTOL, totals=totals), found)
 
 
 def expect_value_error(fn, args: tuple, argument: str | tuple, what: str) -> None:
     """`what` (the call `fn(*args)`, with its setup) must raise ValueError with a message naming `argument`, or
     one of them when it is a tuple (two documented rules that both apply, two spellings of one count)."""
     names = (argument,) if isinstance(argument, str) else tuple(argument)
-    named = repr(names[0]) if len(names) == 1 else "one of " + ", ".join(map(repr, names))
+    named = repr(names[0]) if len(names) == 1 else tr("one of {names}", names=", ".join(map(repr, names)))
     try:
         result = fn(*args)
     except SubmissionRaised as raised:
         if "ValueError" not in raised.type_names:
-            fail(f"{what} raised {raised.type_name}: {raised.message}; expected a ValueError naming {named}")
+            fail(tr("{what} raised {type}: {message}; expected a ValueError naming {named}", what=what,
+                    type=raised.type_name, message=raised.message, named=named))
         if not any(name in raised.message for name in names):
-            fail(f"{what} raised ValueError({raised.message!r}); the message should name {named}")
+            fail(tr("{what} raised ValueError({message!r}); the message should name {names}", what=what,
+                    message=raised.message, names=named))
         return
-    fail(f"{what} returned {result!r}; expected a ValueError naming {named}")
+    fail(tr("{what} returned {result!r}; expected a ValueError naming {named}", what=what, result=result, named=named))
 
 
 # ---------------------------------------------------------------- compare_variants
@@ -144,21 +152,22 @@ def comparison_difference(actual, expected: dict) -> str | None:
     if (problem := keys_difference(actual, COMPARISON_KEYS)) is not None:
         return problem
     if not close(actual["p_value"], expected["p_value"], "p_value"):
-        return f"'p_value' = {actual['p_value']!r}, expected {expected['p_value']!r}"
+        return differs("p_value", actual, expected)
     for key in ("accuracy_a", "accuracy_b"):
         if not close(actual[key], expected[key], "accuracy"):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return differs(key, actual, expected)
     for key in ("tokens_a", "tokens_b", "keep"):
         if actual[key] != expected[key] or isinstance(actual[key], bool):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return differs(key, actual, expected)
     for key in ("median_seconds_a", "median_seconds_b"):
         if not close(actual[key], expected[key], "seconds"):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return differs(key, actual, expected)
     for key in ("verifiable_a", "verifiable_b"):
         if expected[key] is None and actual[key] is not None:
-            return f"{key!r} = {actual[key]!r}, expected None (no result says whether it is verifiable)"
+            return tr("{key!r} = {got!r}, expected None (no result says whether it is verifiable)", key=key,
+                      got=actual[key])
         if expected[key] is not None and not close(actual[key], expected[key], "accuracy"):
-            return f"{key!r} = {actual[key]!r}, expected {expected[key]!r}"
+            return differs(key, actual, expected)
     return None
 
 
@@ -174,16 +183,19 @@ def expect_comparison(actual, expected: dict, what: str) -> None:
     difference is keeps_wordier_prompt."""
     problem = comparison_difference(actual, expected)
     if problem is not None:
-        wordier = problem.startswith("'keep'") and kept_wordier(actual, expected)
-        why = ("; the difference is not significant (p >= 0.05), so the variant with fewer tokens is kept"
-               if wordier else "")
-        fail(f"{what}: {problem}{why}; expected {expected}", "keeps_wordier_prompt" if wordier else None)
+        said = dict(what=what, problem=problem, expected=expected)
+        keep_differs = keys_difference(actual, COMPARISON_KEYS) is None and problem == differs("keep", actual, expected)
+        if keep_differs and kept_wordier(actual, expected):
+            fail(tr("{what}: {problem}; the difference is not significant (p >= 0.05), so the variant with fewer "
+                    "tokens is kept; expected {expected}", **said), "keeps_wordier_prompt")
+        fail(tr("{what}: {problem}; expected {expected}", **said))
 
 
 def results_text(results: list) -> str:
     """A short spelling of per-task results: the outcomes as 1/0 and the total tokens."""
     outcomes = "".join("1" if r["correct"] else "0" for r in results)
-    return f"<{len(results)} results, correct {outcomes!r}, {sum(r['tokens'] for r in results)} tokens>"
+    return tr("<{count} results, correct {outcomes!r}, {tokens} tokens>", count=len(results), outcomes=outcomes,
+              tokens=sum(r['tokens'] for r in results))
 
 
 # ---------------------------------------------------------------- pick_effort
@@ -195,8 +207,9 @@ def most_tokens(results: dict) -> str:
 
 def effort_summary(results: dict) -> str:
     """Each level's accuracy and total tokens, in words."""
-    return ", ".join(f"{level}: accuracy {sum(bool(r['correct']) for r in runs)}/{len(runs)}, "
-                     f"{sum(r['tokens'] for r in runs)} tokens" for level, runs in results.items())
+    return tr(", ").join(tr("{level}: accuracy {correct}/{count}, {tokens} tokens", level=level,
+                            correct=sum(bool(r['correct']) for r in runs), count=len(runs),
+                            tokens=sum(r['tokens'] for r in runs)) for level, runs in results.items())
 
 
 def expect_effort(actual, expected, results: dict, what: str) -> None:
@@ -205,7 +218,7 @@ def expect_effort(actual, expected, results: dict, what: str) -> None:
     if actual != expected or (actual is not None and not isinstance(actual, str)):
         dearest = most_tokens(results)
         more = actual == dearest != expected
-        why = " (when no level reaches the target, the evidence is missing: more effort only adds cost)" \
-            if expected is None else ""
-        fail(f"{what} returned {actual!r}, expected {expected!r}{why}; {effort_summary(results)}",
-             "more_effort_always" if more else None)
+        said = dict(what=what, got=actual, expected=expected, summary=effort_summary(results))
+        fail(tr("{what} returned {got!r}, expected {expected!r}; {summary}", **said) if expected is not None else
+             tr("{what} returned {got!r}, expected {expected!r} (when no level reaches the target, the evidence is "
+                "missing: more effort only adds cost); {summary}", **said), "more_effort_always" if more else None)

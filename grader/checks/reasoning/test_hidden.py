@@ -7,7 +7,7 @@ from grader.checks.reasoning.draws import (random_bad_comparison, random_bad_rec
 from grader.checks.reasoning.expect import (calls_text, expect_comparison, expect_cost, expect_effort,
                                             expect_totals, expect_value_error, gemini_thoughts, record_all,
                                             results_text)
-from grader.engine import check, reference
+from grader.engine import check, reference, tr
 
 LEDGERS = 8
 PAIRS = 20
@@ -68,7 +68,7 @@ def test_random_rejected_records(sub, seed):
             what = f"{calls_text(recorded)}; ledger.record{bad!r}"
             expect_value_error(ledger.record, bad, argument, what)
             expect_totals(ledger.totals(), reference_ledger(recorded).totals(),
-                          f"{what} raised; ledger.totals() (a rejected call changes nothing)",
+                          tr("{calls} raised; ledger.totals() (a rejected call changes nothing)", calls=what),
                           gemini_thoughts(recorded))
 
 
@@ -115,7 +115,7 @@ def test_random_effort_choices(sub, seed):
         family = random_family(r)
         target = random_target(r, family)
         expect_effort(sub.pick_effort(family, target), ref.pick_effort(family, target), family,
-                      f"pick_effort(<{len(family)} levels>, min_accuracy={target})")
+                      tr("pick_effort(<{count} levels>, min_accuracy={target})", count=len(family), target=target))
 
 
 @check("unreachable_targets", points=2, hint="pick_effort",
@@ -128,9 +128,11 @@ def test_unreachable_targets(sub, seed):
         family = random_family(r, ceiling)
         target = round(r.uniform(ceiling + 0.05, 1.0), 2)
         expect_effort(sub.pick_effort(family, target), None, family,
-                      f"pick_effort(<{len(family)} levels, none above {ceiling}>, min_accuracy={target})")
+                      tr("pick_effort(<{count} levels, none above {ceiling}>, min_accuracy={target})",
+                         count=len(family), ceiling=ceiling, target=target))
         # the same family at the accuracy one of its levels reaches exactly: a constant None fails here
         runs = r.choice(list(family.values()))
         reached = sum(result["correct"] for result in runs) / len(runs)
         expect_effort(sub.pick_effort(family, reached), ref.pick_effort(family, reached), family,
-                      f"pick_effort(<{len(family)} levels>, min_accuracy={reached}), reached by a level")
+                      tr("pick_effort(<{count} levels>, min_accuracy={target}), reached by a level", count=len(family),
+                         target=reached))

@@ -9,7 +9,7 @@ from grader.checks.reasoning.usage import (AGENT_CALLS, GEMINI_FLASH_PRICES, GPT
                                            RETRY_ID, RETRY_SECOND, SHORT_ANSWER, SHORT_ANSWER_CALL,
                                            SHORT_ANSWER_TOKENS, anthropic_usage, chat_usage, gemini_usage,
                                            responses_usage)
-from grader.engine import check, golden, reference
+from grader.engine import check, golden, reference, tr
 
 USAGE_FILE = "grader/checks/reasoning/usage.py"
 
@@ -59,8 +59,8 @@ def test_gemini_thoughts_beside_candidates(sub):
     gemini = LEDGERS["Google Gemini"]
     ledger, totals = expect_ledger(sub, "gemini", gemini, "LEDGERS['Google Gemini']")
     expected = stored_cost("cost.gemini", gemini, GEMINI_FLASH_PRICES)
-    what = (f"after <LEDGERS['Google Gemini']: {len(gemini)} calls, see {USAGE_FILE}>, "
-            f"ledger.cost({GEMINI_FLASH_PRICES})")
+    what = tr("after <{label}: {count} calls, see {file}>, ledger.cost({prices})", label="LEDGERS['Google Gemini']",
+              count=len(gemini), file=USAGE_FILE, prices=GEMINI_FLASH_PRICES)
     expect_cost(ledger.cost(GEMINI_FLASH_PRICES), expected, totals, GEMINI_FLASH_PRICES, what,
                 gemini_thoughts(gemini))
 
@@ -70,8 +70,9 @@ def test_gemini_thoughts_beside_candidates(sub):
 def test_reasoning_behind_short_answer(sub):
     ledger, totals = expect_ledger(sub, "short_answer", [SHORT_ANSWER_CALL])
     expected = stored_cost("cost.short_answer", [SHORT_ANSWER_CALL], GPT5_PRICES)
-    what = (f"the visible answer {SHORT_ANSWER!r} is {SHORT_ANSWER_TOKENS} tokens; after "
-            f"{calls_text([SHORT_ANSWER_CALL])}, ledger.cost({GPT5_PRICES})")
+    what = tr("the visible answer {answer!r} is {tokens} tokens; after {calls}, ledger.cost({prices})",
+              answer=SHORT_ANSWER, tokens=SHORT_ANSWER_TOKENS, calls=calls_text([SHORT_ANSWER_CALL]),
+              prices=GPT5_PRICES)
     expect_cost(ledger.cost(GPT5_PRICES), expected, totals, GPT5_PRICES, what)
 
 
@@ -81,8 +82,8 @@ def test_cached_input_own_price(sub):
     for name, (prices, calls) in AGENT_CALLS.items():
         ledger, totals = expect_ledger(sub, f"agent.{name}", calls, f"AGENT_CALLS[{name!r}]")
         expected = stored_cost(f"cost.agent.{name}", calls, prices)
-        what = f"after <AGENT_CALLS[{name!r}]: {len(calls)} calls, see grader/checks/reasoning/usage.py>, " \
-               f"ledger.cost({prices})"
+        what = tr("after <{label}: {count} calls, see {file}>, ledger.cost({prices})", label=f"AGENT_CALLS[{name!r}]",
+                  count=len(calls), file=USAGE_FILE, prices=prices)
         expect_cost(ledger.cost(prices), expected, totals, prices, what)
 
 
@@ -97,10 +98,11 @@ def test_retried_call_own_id(sub):
     setup = f"ledger.record({call_id!r}, {usage!r}, {seconds})"
     again = f"{setup}; ledger.record({call_id!r}, {RETRY_SECOND!r}, 21.0)"
     expect_value_error(ledger.record, (call_id, RETRY_SECOND, 21.0), "call_id", again)
-    expect_totals(ledger.totals(), first, f"{again} raised; ledger.totals() (the rejected call must change nothing)")
+    expect_totals(ledger.totals(), first, tr("{calls} raised; ledger.totals() (the rejected call must change "
+                                             "nothing)", calls=again))
     ledger.record(RETRY_ID, RETRY_SECOND, 21.0)
-    expect_totals(ledger.totals(), both, f"{setup}; ledger.record({RETRY_ID!r}, {RETRY_SECOND!r}, 21.0); "
-                                         f"ledger.totals() (both attempts consumed tokens)")
+    expect_totals(ledger.totals(), both, tr("{calls}; ledger.totals() (both attempts consumed tokens)",
+                                            calls=f"{setup}; ledger.record({RETRY_ID!r}, {RETRY_SECOND!r}, 21.0)"))
 
 
 BAD_RECORDS = [  # (the argument the message must name, or a tuple of names any of which will do, usage, seconds)
@@ -135,8 +137,8 @@ def test_ledger_bad_arguments(sub):
     for index, (argument, usage, seconds) in enumerate(BAD_RECORDS):
         call = f"ledger.record('bad-{index}', {usage!r}, {seconds})"
         expect_value_error(ledger.record, (f"bad-{index}", usage, seconds), argument, f"{setup}; {call}")
-        expect_totals(ledger.totals(), expected, f"{setup}; {call} raised; ledger.totals() (a rejected call "
-                                                 f"changes nothing)")
+        expect_totals(ledger.totals(), expected, tr("{calls} raised; ledger.totals() (a rejected call changes "
+                                                    "nothing)", calls=f"{setup}; {call}"))
     prices = {k: v for k, v in GPT5_PRICES.items() if k != "cached_input"}
     expect_value_error(ledger.cost, (prices,), "cached_input", f"{setup}; ledger.cost({prices})")
 
@@ -159,8 +161,8 @@ def expect_named_comparison(sub, name: str) -> None:
     """The submission's compare_variants on the named public comparison must equal the golden."""
     a, b = COMPARISONS[name]
     expected = stored_comparison(f"compare.{name}", a, b)
-    what = (f"{name}: compare_variants(a={results_text(a)}, b={results_text(b)}) "
-            f"(see grader/checks/reasoning/tasks.py)")
+    what = tr("{name}: compare_variants(a={a}, b={b}) (see {file})", name=tr(name), a=results_text(a),
+              b=results_text(b), file="grader/checks/reasoning/tasks.py")
     expect_comparison(sub.compare_variants(a, b), expected, what)
 
 
@@ -174,8 +176,8 @@ def test_latency_and_verifiability(sub):
     a = COMPARISONS["prompt with a worked example vs baseline prompt"][0]
     b = COMPARISONS["clear prompt vs padded prompt"][1]
     expected = stored_comparison("compare.marked vs unmarked", a, b)
-    what = ("compare_variants(a=<the worked example's results, marked verifiable>, b=<the padded prompt's "
-            "results, unmarked>) (see grader/checks/reasoning/tasks.py)")
+    what = tr("compare_variants(a=<the worked example's results, marked verifiable>, b=<the padded prompt's "
+              "results, unmarked>) (see grader/checks/reasoning/tasks.py)")
     expect_comparison(sub.compare_variants(a, b), expected, what)
 
 
@@ -185,8 +187,8 @@ def test_mcnemar_exact_p_values(sub):
     for only_a, only_b in DISCORDANT:
         a, b = discordant_results(only_a, only_b)
         expected = stored_comparison(f"discordant.{only_a}.{only_b}", a, b)
-        what = (f"compare_variants(a={results_text(a)}, b={results_text(b)}) with {only_a} tasks only a got right "
-                f"and {only_b} only b got right")
+        what = tr("compare_variants(a={a}, b={b}) with {only_a} tasks only a got right and {only_b} only b got right",
+                  a=results_text(a), b=results_text(b), only_a=only_a, only_b=only_b)
         expect_comparison(sub.compare_variants(a, b), expected, what)
 
 
@@ -215,7 +217,8 @@ def expect_pick(sub, key: str, family: str, results: dict, min_accuracy: float) 
     """The submission's pick_effort on a family's results must equal the golden."""
     expected = golden(f"effort.{key}", lambda: reference("reasoning").pick_effort(results, min_accuracy))
     shown = ", ".join(f"{level!r}: {results_text(runs)}" for level, runs in results.items())
-    what = f"{family}: pick_effort({{{shown}}}, min_accuracy={min_accuracy})"
+    what = tr("{family}: pick_effort({{{results}}}, min_accuracy={min_accuracy})", family=tr(family), results=shown,
+              min_accuracy=min_accuracy)
     expect_effort(sub.pick_effort(results, min_accuracy), expected, results, what)
 
 
