@@ -39,7 +39,7 @@ from grader.checks.speculative import models as toys
 from grader.checks.speculative.binomial import intervals, outside
 from grader.checks.speculative.expect import generate_many, generated_tokens
 from grader.checks.speculative.misconceptions import first_tokens_law, outcome
-from grader.engine import fail
+from grader.engine import fail, tr
 
 PAIR = "mismatch"
 K = 3
@@ -55,7 +55,7 @@ def first_tokens_counts(runs: list, k: int, max_new_tokens: int, what: str) -> l
     tokens read as base-V digits. Fails unless every run returned max_new_tokens tokens of the vocabulary."""
     counts = [0] * toys.V ** k
     for i, (result, _) in enumerate(runs):
-        tokens = generated_tokens(result, max_new_tokens, f"{what}: run {i + 1}")
+        tokens = generated_tokens(result, max_new_tokens, tr("{what}: run {run}", what=what, run=i + 1))
         counts[sum(t * toys.V ** (k - 1 - j) for j, t in enumerate(tokens[:k]))] += 1
     return counts
 
@@ -96,21 +96,22 @@ def expect_verified(runs: list, prompt: list, gamma: int, what: str) -> None:
     which a rejected draft may have been given back, and some run one in which it surely was."""
     failing, surely = [], False
     for i, (tokens, target) in enumerate(runs):
-        run, log = f"{what}: run {i + 1}", target.score_log
+        run, log = tr("{what}: run {run}", what=what, run=i + 1), target.score_log
         if target.next_probs_calls:
-            fail(f"{run} made {target.next_probs_calls} target.next_probs calls; the target is called only through "
-                 f"target.score, once per iteration")
+            fail(tr("{run} made {calls} target.next_probs calls; the target is called only through target.score, "
+                    "once per iteration", run=run, calls=target.next_probs_calls))
         if verified(tokens, log, prompt, gamma):
             continue
         calls = ", ".join(str(list(scored)) for scored in log[:8]) + (", ..." if len(log) > 8 else "")
-        failing.append((f"{run} returned {tokens}, which its target.score calls {calls} do not account for: each "
-                        f"call holds the prompt {list(prompt)}, the tokens so far and at most gamma={gamma} drafts, "
-                        f"and each iteration's output the drafts it accepts (those it starts with) and one more "
-                        f"token, never the draft it rejected", verified(tokens, log, prompt, gamma, given_back=0)))
+        failing.append((tr("{run} returned {tokens}, which its target.score calls {calls} do not account for: each "
+                           "call holds the prompt {prompt}, the tokens so far and at most gamma={gamma} drafts, and "
+                           "each iteration's output the drafts it accepts (those it starts with) and one more token, "
+                           "never the draft it rejected", run=run, tokens=tokens, calls=calls, prompt=list(prompt),
+                           gamma=gamma), verified(tokens, log, prompt, gamma, given_back=0)))
         surely = surely or verified(tokens, log, prompt, gamma, given_back=1)
     if failing:
         given_back = surely and all(maybe for _, maybe in failing)
-        fail(failing[0][0] + (f" (and {len(failing) - 1} more runs)" if len(failing) > 1 else ""),
+        fail(failing[0][0] + (tr(" (and {more} more runs)", more=len(failing) - 1) if len(failing) > 1 else ""),
              "resample_from_target" if given_back else None)
 
 
@@ -128,8 +129,8 @@ def expect_target_distribution(sub, prompt: list, seed: int, max_new_tokens: int
     """Fail unless RUNS generations from `prompt`, each verified by a target served here, pass the exact
     per-outcome binomial test against the target."""
     sub.set_timeout(30)
-    what = (f"{RUNS} runs of speculative_generate(target, draft, prompt={prompt}, max_new_tokens={max_new_tokens}, "
-            f"gamma={gamma}, generator) on the toy models {PAIR!r}")
+    what = tr("{runs} runs of {call} on the toy models {pair!r}", runs=RUNS, pair=PAIR, call=f"speculative_generate("
+              f"target, draft, prompt={prompt}, max_new_tokens={max_new_tokens}, gamma={gamma}, generator)")
     runs = generate_many(sub, PAIR, prompt, max_new_tokens, gamma, RUNS, seed, served_target=True)
     counts = first_tokens_counts(runs, K, max_new_tokens, what)       # every run's tokens checked first
     expect_verified([(generated_tokens(result, max_new_tokens, what), target) for result, target in runs], prompt,
@@ -146,7 +147,9 @@ def expect_target_distribution(sub, prompt: list, seed: int, max_new_tokens: int
     found = next((m for m in LAW_MISCONCEPTIONS
                   if not outside(counts, intervals(RUNS, first_tokens_law(PAIR, prompt, K, gamma, m), FALSE_FAIL))),
                  None)
-    fail(f"{what}: the first {K} tokens were {outcome(worst, K)} in {counts[worst]} runs; sampling from the target "
-         f"alone gives that with probability {law[worst].item():.4f}, so {RUNS * law[worst].item():.1f} runs on "
-         f"average and between {lo} and {hi} except with probability < 1e-6. {len(bad)} of {len(counts)} outcomes "
-         f"are outside their range: the tokens are not distributed as the target's samples", found)
+    fail(tr("{what}: the first {k} tokens were {outcome} in {count} runs; sampling from the target alone gives that "
+            "with probability {probability:.4f}, so {mean:.1f} runs on average and between {lo} and {hi} except with "
+            "probability < 1e-6. {bad} of {outcomes} outcomes are outside their range: the tokens are not distributed "
+            "as the target's samples", what=what, k=K, outcome=outcome(worst, K), count=counts[worst],
+            probability=law[worst].item(), mean=RUNS * law[worst].item(), lo=lo, hi=hi, bad=len(bad),
+            outcomes=len(counts)), found)

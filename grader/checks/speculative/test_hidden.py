@@ -8,7 +8,7 @@ from grader.checks.speculative.expect import (expect_all_accepted, expect_names,
                                               expect_stats_add_up, expect_tokens, generate, verify_text)
 from grader.checks.speculative.misconceptions import verify_predictions
 from grader.checks.speculative.models import TABLES
-from grader.engine import check, expect_type, fail, reference, within
+from grader.engine import check, expect_type, fail, reference, tr, within
 
 NUDGE = 2e-6   # every decision of a random case survives this relative change of u or of one noise entry
 
@@ -118,15 +118,17 @@ def test_acceptance_rate_random(sub, rng):
             q[low], p[low] = 1.0, 0.0
             p = p / p.sum()
         dtype = torch.float32 if i % 3 == 2 else torch.float64
-        expected, what = ref.acceptance_rate(p, q), f"acceptance_rate(p={p.tolist()}, q={q.tolist()}) in {dtype}"
+        expected = ref.acceptance_rate(p, q)
+        what = tr("{call} in {dtype}", call=f"acceptance_rate(p={p.tolist()}, q={q.tolist()})", dtype=dtype)
         actual = expect_type(sub.acceptance_rate(p.to(dtype), q.to(dtype)), (float, int), what)
         if not within(actual, expected, atol=1e-7, rtol=1e-6):
-            fail(f"{what} returned {actual!r}, expected {expected!r}")
+            fail(tr("{what} returned {actual!r}, expected {expected!r}", what=what, actual=actual, expected=expected))
     vocab = int(torch.randint(2, 9, (), generator=rng))
     p, q = random_row(rng, vocab), random_row(rng, vocab + 1)
-    expect_names("q", f"acceptance_rate(p of shape [{vocab}], q of shape [{vocab + 1}])", sub.acceptance_rate, p, q)
-    expect_names("p", f"acceptance_rate(p of shape [1, {vocab}], q of shape [1, {vocab}])", sub.acceptance_rate,
-                 p[None], p[None])
+    expect_names("q", tr("acceptance_rate(p of shape {p}, q of shape {q})", p=[vocab], q=[vocab + 1]),
+                 sub.acceptance_rate, p, q)
+    expect_names("p", tr("acceptance_rate(p of shape {p}, q of shape {q})", p=[1, vocab], q=[1, vocab]),
+                 sub.acceptance_rate, p[None], p[None])
 
 
 @check("formulas_random_arguments", points=5, hint="expected_tokens_per_iteration",
@@ -142,7 +144,8 @@ def test_formulas_random_arguments(sub, rng):
             what = f"{name}{args}"
             actual = expect_type(getattr(sub, name)(*args), (float, int), what)
             if not within(actual, expected, atol=1e-12, rtol=1e-9):
-                fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+                fail(tr("{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)", what=what,
+                        actual=actual, expected=expected))
 
 
 def random_speedup_arguments(rng: torch.Generator, i: int) -> tuple:
@@ -162,7 +165,8 @@ def test_expected_speedup_random(sub, rng):
         expected, what = ref.expected_speedup(*args), f"expected_speedup{args}"
         actual = expect_type(sub.expected_speedup(*args), (float, int), what)
         if not within(actual, expected, atol=1e-12, rtol=1e-9):
-            fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+            fail(tr("{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)", what=what,
+                    actual=actual, expected=expected))
     for _ in range(4):
         alpha, gamma, c = random_speedup_arguments(rng, 4)
         low = round(-float(torch.rand((), generator=rng)) - 1e-3, 6)

@@ -6,29 +6,11 @@ import torch
 
 from grader.checks.speculative.distribution import expect_target_distribution
 from grader.checks.speculative.expect import (expect_all_accepted, expect_names, expect_one_target_call,
-                                              expect_stats_add_up, expect_tokens, generate, generate_many,
-                                              generate_result, generated_tokens, is_token_list, toy_pair,
-                                              verify_text)
+                                              expect_stats_add_up, expect_tokens, expect_verify, generate,
+                                              generate_many, generate_result, generated_tokens, is_token_list,
+                                              stored_verify, tie_answers, toy_pair, verify_text)
 from grader.checks.speculative.expect import sixteenths as Q
-from grader.checks.speculative.misconceptions import verify_predictions
-from grader.engine import check, expect_type, fail, golden, reference, within
-
-
-def stored_verify(key: str, draft_tokens, q, p, u, noise) -> dict:
-    """The golden answer of verify on these inputs, and what each misconception returns instead."""
-    def compute() -> dict:
-        ref = reference("speculative")
-        return {"expected": ref.verify(draft_tokens, q, p, u, noise),
-                "wrong": verify_predictions(ref, draft_tokens, q, p, u, noise)}
-    return golden(key, compute)
-
-
-def expect_verify(sub, key: str, draft_tokens, q, p, u, noise, allowed=()) -> None:
-    """Call the submission's verify and compare it with the golden `key`."""
-    case = stored_verify(key, draft_tokens, q, p, u, noise)
-    actual = sub.verify(list(draft_tokens), q, p, u, noise)
-    expect_tokens(actual, case["expected"], verify_text(draft_tokens, q, p, u, noise),
-                  [tuple(w) for w in case["wrong"]], allowed)
+from grader.engine import check, expect_type, fail, golden, reference, tr, within
 
 
 @check("verify_bonus_token", points=2, hint="verify",
@@ -77,9 +59,9 @@ def test_verify_forbidden_at_u_zero(sub):
     case = stored_verify("verify_forbidden_u_zero", draft, q, p, u, noise)
     actual, what = sub.verify(draft, q, p, u, noise), verify_text(draft, q, p, u, noise)
     if is_token_list(actual) and actual[:2] == draft:
-        fail(f"{what} returned {actual}: it accepted token 3, which the target gives probability 0, at u = 0. "
-             f"Accept only when u < p(x) / q(x), strictly: u = 0 passes u <= 0, so a non-strict test keeps a token "
-             f"the target never produces; expected {case['expected']}")
+        fail(tr("{what} returned {actual}: it accepted token 3, which the target gives probability 0, at u = 0. "
+                "Accept only when u < p(x) / q(x), strictly: u = 0 passes u <= 0, so a non-strict test keeps a token "
+                "the target never produces; expected {expected}", what=what, actual=actual, expected=case["expected"]))
     expect_tokens(actual, case["expected"], what, [tuple(w) for w in case["wrong"]])
 
 
@@ -134,17 +116,6 @@ def test_verify_race_tie(sub):
     expect_verify(sub, "verify_tie_race", draft, q, p, u, noise, allowed=[list(a) for a in allowed])
 
 
-def tie_answers(ref, draft_tokens, q, p, u, noise) -> list:
-    """Every answer of the reference when one noise entry is nudged either way: all tie-breaks of the race."""
-    answers = set()
-    for v in range(noise.shape[0]):
-        for factor in (1 - 1e-9, 1 + 1e-9):
-            nudged = noise.clone()
-            nudged[v] *= factor
-            answers.add(tuple(ref.verify(draft_tokens, q, p, u, nudged)))
-    return sorted(answers)
-
-
 @check("verify_empty_draft", points=1, hint="verify",
        title="verify with no draft tokens returns one token from p")
 def test_verify_empty_draft(sub):
@@ -158,8 +129,9 @@ def test_verify_bad_arguments(sub):
     q, p, u, noise = Q([[4] * 4] * 2), Q([[4] * 4] * 3), Q([8, 8]), torch.ones(4, dtype=torch.float64)
     for name, args in (("p", (q, p[:2], u, noise)), ("u", (q, p, Q([8, 8, 8]), noise)),
                        ("noise", (q, p, u, torch.ones(3, dtype=torch.float64)))):
-        expect_names(name, f"verify with 2 draft tokens and {name} of shape "
-                           f"{list(args[('q', 'p', 'u', 'noise').index(name)].shape)}", sub.verify, [1, 2], *args)
+        shape = list(args[("q", "p", "u", "noise").index(name)].shape)
+        expect_names(name, tr("verify with 2 draft tokens and {name} of shape {shape}", name=name, shape=shape),
+                     sub.verify, [1, 2], *args)
 
 
 # Expected tokens and speedup: Leviathan et al. (2023), expected tokens per iteration and walltime
@@ -172,7 +144,8 @@ def expect_number(actual, expected: float, what: str) -> None:
     """Fail unless `actual` is a number within a relative 1e-9 of `expected`."""
     expect_type(actual, (float, int), what)
     if not within(actual, expected, atol=1e-12, rtol=1e-9):
-        fail(f"{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)")
+        fail(tr("{what} returned {actual!r}, expected {expected!r} (relative tolerance 1e-9)", what=what,
+                actual=actual, expected=expected))
 
 
 @check("expected_tokens_formula", points=2, hint="expected_tokens_per_iteration",
@@ -222,9 +195,10 @@ def test_acceptance_rate_cases(sub):
     for name, (p, q) in ACCEPTANCE_CASES.items():
         expected = golden(f"acceptance_{name}", lambda: reference("speculative").acceptance_rate(Q(p), Q(q)))
         expect_number(sub.acceptance_rate(Q(p), Q(q)), expected, f"acceptance_rate(p={p}/16, q={q}/16)")
-    expect_names("q", "acceptance_rate(p of shape [4], q of shape [3])", sub.acceptance_rate, Q([4] * 4), Q([4] * 3))
-    expect_names("p", "acceptance_rate(p of shape [2, 4], q of shape [2, 4])", sub.acceptance_rate, Q([[4] * 4] * 2),
-                 Q([[4] * 4] * 2))
+    expect_names("q", tr("acceptance_rate(p of shape {p}, q of shape {q})", p=[4], q=[3]), sub.acceptance_rate,
+                 Q([4] * 4), Q([4] * 3))
+    expect_names("p", tr("acceptance_rate(p of shape {p}, q of shape {q})", p=[2, 4], q=[2, 4]),
+                 sub.acceptance_rate, Q([[4] * 4] * 2), Q([[4] * 4] * 2))
 
 
 # Two drafts of one target row, both costing c = 1/4 of a target forward pass (an assumed ratio, not a measured
@@ -235,7 +209,7 @@ def test_acceptance_rate_cases(sub):
 # Long drafts pay off only when most drafts survive; at low acceptance they make decoding slower than the target
 # alone, and a short draft keeps a small gain. The check compares with the goldens, computed by the reference.
 SCENARIO_TARGET = [8, 4, 2, 2]
-SCENARIO_DRAFTS = {"close draft": [7, 5, 2, 2], "poor draft": [0, 2, 8, 6]}
+SCENARIO_DRAFTS = {"close draft": [7, 5, 2, 2], "poor draft": [0, 2, 8, 6]}  # the goldens' keys, told by `named`
 SCENARIO_C, SCENARIO_GAMMAS = 0.25, (1, 4)
 
 
@@ -254,18 +228,27 @@ def test_speedup_collapses_at_low_acceptance(sub):
     for name, q in SCENARIO_DRAFTS.items():
         alpha = expected[name]["alpha"]
         expect_number(sub.acceptance_rate(Q(SCENARIO_TARGET), Q(q)), alpha,
-                      f"{name}: acceptance_rate(p={SCENARIO_TARGET}/16, q={q}/16)")
+                      tr("{name}: {call}", name=named(name), call=f"acceptance_rate(p={SCENARIO_TARGET}/16, q={q}/16)"))
         for gamma, speedup in zip(SCENARIO_GAMMAS, expected[name]["speedups"]):
             expect_number(sub.expected_speedup(alpha, gamma, SCENARIO_C), speedup,
-                          f"{name} (alpha = {alpha}): expected_speedup(alpha={alpha}, gamma={gamma}, c={SCENARIO_C}) "
-                          f"(the scenario: {summary(expected)})")
+                          tr("{name} (alpha = {alpha}): {call} (the scenario: {summary})", name=named(name),
+                             alpha=alpha, call=f"expected_speedup(alpha={alpha}, gamma={gamma}, c={SCENARIO_C})",
+                             summary=summary(expected)))
+
+
+def named(draft: str) -> str:
+    """A scenario draft's name in the run's language."""
+    return {"close draft": tr("close draft"), "poor draft": tr("poor draft")}[draft]
 
 
 def summary(expected: dict) -> str:
     """The scenario's computed speedups in words."""
-    return "; ".join(f"{name}, alpha = {e['alpha']}: " + ", ".join(f"gamma = {g} gives {s:.3f}x" for g, s in
-                                                                 zip(SCENARIO_GAMMAS, e["speedups"]))
-                     for name, e in expected.items())
+    said = []
+    for name, e in expected.items():
+        speedups = tr(", ").join(tr("gamma = {gamma} gives {speedup:.3f}x", gamma=g, speedup=s)
+                                 for g, s in zip(SCENARIO_GAMMAS, e["speedups"]))
+        said.append(tr("{name}, alpha = {alpha}: {speedups}", name=named(name), alpha=e["alpha"], speedups=speedups))
+    return tr("; ").join(said)
 
 
 # speculative_generate on the toy models -------------------------------------------------------------------
@@ -287,7 +270,7 @@ def test_generate_one_target_call_per_iteration(sub, seed):
 def test_generate_identical_draft(sub, seed):
     run = generate(sub, "identical", [0], 11, 3, seed)
     if run.stats["proposed"] == 0:
-        fail(f"{run.what} drafted no tokens")
+        fail(tr("{what} drafted no tokens", what=run.what))
     expect_all_accepted(run)
 
 
@@ -305,8 +288,9 @@ def test_generate_uses_generator(sub, seed):
                                                                 sub.generator(seed)), 12, what))
     first, second = results
     if first != second:
-        fail(f"{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
-             f"runs, returned {first} and then {second}; draw every random number from `generator`")
+        fail(tr("{what} twice, with generators seeded alike but torch/numpy/random global seeds changed between the "
+                "runs, returned {first} and then {second}; draw every random number from `generator`", what=what,
+                first=first, second=second))
     # the same seed twice more in this child: a generator the submission keeps of its own (seeded at import)
     # passes the above and gives both runs the same 12 tokens as before with probability <= sum(p**3)**12 =
     # (1/2**3 + 2/4**3)**12 < 2.2e-10 (the 'mismatch' rows below)
@@ -315,8 +299,9 @@ def test_generate_uses_generator(sub, seed):
         generator = sub.generator(seed)
         again = generate_result(sub.speculative_generate(*offered, [1], 12, 3, generator), 12, what)
         if again != second:
-            fail(f"{what} in one process, each time with a fresh generator seeded {seed}, returned {second} and then "
-                 f"{again}: keep no random state of your own; draw every random number from `generator`")
+            fail(tr("{what} in one process, each time with a fresh generator seeded {seed}, returned {second} and "
+                    "then {again}: keep no random state of your own; draw every random number from `generator`",
+                    what=what, seed=seed, second=second, again=again))
     # and the generator must matter: three more seeds in this child. Speculative decoding samples the target's law
     # exactly and every 'mismatch' target row is a shift of [8, 4, 4, 0]/16, so four runs of a correct sampler
     # all give the same 12 tokens with probability (1/2**4 + 2/4**4)**12 < 1.5e-14; a submission that reseeds the
@@ -327,8 +312,9 @@ def test_generate_uses_generator(sub, seed):
         tokens.append(generate_result(sub.speculative_generate(*offered, [1], 12, 3, sub.generator(other)),
                                       12, what)[0])
     if all(t == tokens[0] for t in tokens):
-        fail(f"{what} with generators seeded {seed}, {seed + 1}, {seed + 2} and {seed + 3} returned the same tokens "
-             f"{tokens[0]} every time; a sampler that draws from `generator` does so with probability < 1.5e-14")
+        fail(tr("{what} with generators seeded {seed}, {second}, {third} and {fourth} returned the same tokens "
+                "{tokens} every time; a sampler that draws from `generator` does so with probability < 1.5e-14",
+                what=what, seed=seed, second=seed + 1, third=seed + 2, fourth=seed + 3, tokens=tokens[0]))
 
 
 @check("generate_bad_arguments", points=1, hint="speculative_generate",
@@ -386,13 +372,13 @@ def accepted_histogram(runs: list, prompt: list, gamma: int, what: str) -> list[
     """
     hist = [0] * (gamma + 1)
     for i, (result, target) in enumerate(runs):
-        run, log = f"{what}: run {i + 1}", target.score_log
+        run, log = tr("{what}: run {run}", what=what, run=i + 1), target.score_log
         new = generated_tokens(result, gamma + 1, run)
         if not log:
-            fail(f"{run} made no target.score call")
+            fail(tr("{run} made no target.score call", run=run))
         if log[0][:len(prompt)] != tuple(prompt) or len(log[0]) != len(prompt) + gamma:
-            fail(f"{run}: the first target.score call got tokens {list(log[0])}, expected the prompt {list(prompt)} "
-                 f"followed by {gamma} draft tokens")
+            fail(tr("{run}: the first target.score call got tokens {tokens}, expected the prompt {prompt} followed by "
+                    "{gamma} draft tokens", run=run, tokens=list(log[0]), prompt=list(prompt), gamma=gamma))
         drafted = log[0][len(prompt):]
         hist[next((a for a in range(gamma) if drafted[a] != new[a]), gamma)] += 1
     return hist
@@ -402,19 +388,21 @@ def accepted_histogram(runs: list, prompt: list, gamma: int, what: str) -> list[
        title="on toy models, the mean tokens per iteration match the formula at the measured acceptance rate")
 def test_tokens_per_iteration_match_formula(sub, seed):
     sub.set_timeout(30)
-    what = (f"{RUNS} runs of speculative_generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, "
-            f"gamma={GAMMA}, generator) on the toy models 'alpha75'")
+    what = tr("{runs} runs of {call} on the toy models {pair!r}", runs=RUNS, pair="alpha75", call=f"speculative_"
+              f"generate(target, draft, prompt=[1], max_new_tokens={GAMMA + 1}, gamma={GAMMA}, generator)")
     hist = accepted_histogram(generate_many(sub, "alpha75", [1], GAMMA + 1, GAMMA, RUNS, seed, served_target=True),
                               [1], GAMMA, what)                                      # runs accepting 0..GAMMA drafts
     accepted = sum(a * count for a, count in enumerate(hist))
     trials = accepted + sum(hist[:GAMMA])                                # every rejection is one more trial
     alpha_hat, mean_tokens = accepted / trials, 1 + accepted / RUNS
     if not within(alpha_hat, ALPHA, atol=EPS_ALPHA):
-        fail(f"{what}: the first iterations accepted {accepted} of {trials} draft tokens they verified (alpha = "
-             f"{alpha_hat:.3f}); these toys accept each draft with probability sum_x min(p(x), q(x)) = {ALPHA}, "
-             f"so alpha must be within {EPS_ALPHA:.3f} of it (histogram of accepted drafts: {hist})")
+        fail(tr("{what}: the first iterations accepted {accepted} of {trials} draft tokens they verified (alpha = "
+                "{alpha:.3f}); these toys accept each draft with probability sum_x min(p(x), q(x)) = {expected}, so "
+                "alpha must be within {eps:.3f} of it (histogram of accepted drafts: {hist})", what=what,
+                accepted=accepted, trials=trials, alpha=alpha_hat, expected=ALPHA, eps=EPS_ALPHA, hist=hist))
     formula = leviathan_tokens(alpha_hat, GAMMA)
     if not within(mean_tokens, formula, atol=EPS_TOKENS):
-        fail(f"{what}: the first iterations yielded {mean_tokens:.3f} tokens on average, but the formula "
-             f"(1 - alpha**(gamma+1)) / (1 - alpha) at the measured alpha = {alpha_hat:.3f} gives {formula:.3f} "
-             f"(allowed difference {EPS_TOKENS:.3f}; histogram of accepted drafts: {hist})")
+        fail(tr("{what}: the first iterations yielded {mean:.3f} tokens on average, but the formula (1 - "
+                "alpha**(gamma+1)) / (1 - alpha) at the measured alpha = {alpha:.3f} gives {formula:.3f} (allowed "
+                "difference {eps:.3f}; histogram of accepted drafts: {hist})", what=what, mean=mean_tokens,
+                alpha=alpha_hat, formula=formula, eps=EPS_TOKENS, hist=hist))
