@@ -52,14 +52,21 @@ def from_environment(environ=os.environ) -> str:
 
 
 @functools.cache
-def handout_language(project: Path = PROJECT) -> str | None:
-    """The language `project`'s `[tool.infergrade] lang` names (a Chinese handout's commands speak Chinese whatever
-    the shell's locale), or None: no such setting, or no project (an installed wheel carries no pyproject.toml)."""
-    try:
-        said = tomllib.loads(project.read_text(encoding="utf-8")).get("tool", {}).get("infergrade", {}).get("lang")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
+def handout_language(project: Path = PROJECT, installed: Path | None = None) -> str | None:
+    """The language a Chinese handout's commands speak whatever the shell's locale: its pyproject.toml's
+    `[tool.infergrade] lang`, else (a wheel carries no pyproject.toml) the `lang` of the grader package's own
+    locale/handout.toml, which `bundle` writes beside it; None where neither names one."""
+    said = _toml(project).get("tool", {}).get("infergrade", {}).get("lang")
+    if said not in LANGUAGES:
+        said = _toml(installed or LOCALE_DIR / "handout.toml").get("lang")
     return said if said in LANGUAGES else None
+
+
+def _toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
 
 
 def choose(lang: str | None) -> str:

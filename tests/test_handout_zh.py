@@ -51,6 +51,8 @@ def test_a_chinese_bundle_has_the_chinese_readme_with_every_function_and_names_i
     project = tomllib.loads((tmp_path / "zh" / "pyproject.toml").read_text(encoding="utf-8"))
     assert project["tool"]["infergrade"] == {"lang": "zh"}
     assert language.handout_language(tmp_path / "zh" / "pyproject.toml") == "zh"
+    installed = tmp_path / "zh" / "grader" / "locale" / "handout.toml"  # what a wheel of the handout carries
+    assert language.handout_language(tmp_path / "no-such-pyproject.toml", installed) == "zh"
 
 
 def test_an_english_bundle_is_as_it_was(tmp_path):
@@ -60,6 +62,7 @@ def test_an_english_bundle_is_as_it_was(tmp_path):
     assert not (tmp_path / "en" / "README.en.md").exists()
     assert (tmp_path / "en" / "pyproject.toml").read_bytes() == (REPO / "pyproject.toml").read_bytes()
     assert language.handout_language(tmp_path / "en" / "pyproject.toml") is None
+    assert not (tmp_path / "en" / "grader" / "locale" / "handout.toml").exists()
 
 
 def test_the_handouts_language_comes_after_the_variable_and_before_the_locale(monkeypatch):

@@ -52,5 +52,7 @@ def write_bundle(out: Path) -> list[Path]:
         project = out / "pyproject.toml"
         project.write_text(project.read_text(encoding="utf-8") + LANGUAGE_SETTING.format(lang=lang), encoding="utf-8")
         assert tomllib.loads(project.read_text(encoding="utf-8"))["tool"]["infergrade"]["lang"] == lang
+        # the same, inside the grader package: an installed wheel of the handout carries no pyproject.toml
+        (out / "grader" / "locale" / "handout.toml").write_text(f'lang = "{lang}"\n', encoding="utf-8")
     (out / ".gitignore").write_text(GITIGNORE)
     return sorted(p for p in out.rglob("*") if p.is_file())
