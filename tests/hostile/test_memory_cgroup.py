@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from grader.results import VALIDATOR, isolation_level
+from grader.results import isolation_level, validator
 from grader.sandbox import cgroup
 from grader.sandbox.policy import sandbox_config
 from grader.sandbox.failures import ChildFailure
@@ -49,7 +49,7 @@ def test_each_sandbox_runs_in_its_own_memory_cgroup_and_the_isolation_record_say
     assert {owner(child), child.inner_pid} <= members  # the sandbox's first process and the submission's
     record = isolation_level(sub.isolation)
     assert record["memory_cgroup"] == controller.version and "memory-cgroup" in record["level"].split("+")
-    schema = VALIDATOR.evolve(schema=VALIDATOR.schema["properties"]["isolation"])
+    schema = validator().evolve(schema=validator().schema["properties"]["isolation"])
     assert [e.message for e in schema.iter_errors(record)] == []
     sub.close()
 
