@@ -1,8 +1,8 @@
 """How the student's screens say things: a count with its noun in the right number, a long line wrapped at words
 to the terminal's width, a run of identical printed lines said once with its count.
 
-Every screen goes through these, so that the Chinese edition changes one place: `wrap` and `width` count a wide
-(East Asian) character as two columns, and a Chinese line may break between any two of its characters.
+Every screen goes through these, so that the Chinese edition changes one place: `wrap` and `display_width` count a
+wide (East Asian) character as two columns, and a Chinese line may break between any two of its characters.
 """
 from __future__ import annotations
 
@@ -72,9 +72,9 @@ def pad(text: str, width: int) -> str:
 
 def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> list[str]:
     """`text` (one line) as lines of at most `width` columns, broken at spaces (and, in Chinese, between wide
-    characters; closing punctuation never starts a line, and hangs past `width` where it must): the first starts with `indent`, the ones it continues on with
-    `indent` + `more_indent`; a word longer than a line (a path, a tensor's repr) is cut. An empty `text` is one
-    empty line."""
+    characters; closing punctuation never starts a line, and hangs past `width` where it must): the first starts
+    with `indent`, the ones it continues on with `indent` + `more_indent`; a word longer than a line (a path, a
+    tensor's repr) is cut. An empty `text` is one empty line."""
     limit = max(width, len(indent) + len(more_indent) + 20)
     if display_width(text) == len(text):  # no wide character: the standard library's wrapping
         return textwrap.wrap(text, limit, initial_indent=indent, subsequent_indent=indent + more_indent,
@@ -84,10 +84,10 @@ def wrap(text: str, width: int, indent: str = "", more_indent: str = "  ") -> li
         if piece.isspace():
             space = piece
             continue
-        joined = line + (space if line.strip() else "") + piece
+        longer = line + (space if line.strip() else "") + piece
         space = ""
-        if display_width(joined) <= limit or not line.strip() or piece[0] in _NO_LINE_START:
-            line = joined
+        if display_width(longer) <= limit or not line.strip() or piece[0] in _NO_LINE_START:
+            line = longer
         else:
             lines.append(line)
             line = indent + more_indent + piece

@@ -9,16 +9,9 @@ from grader.grading import grade
 from grader.sandbox.policy import REPO
 from grader.instructor.selftest import SOLUTIONS_DIR, mutant_submission, mutants
 from grader.topics import all_topics
+from tests.documents import without
 
 TIMES = ("started_at", "duration_s")
-
-
-def without_times(value):
-    if isinstance(value, dict):
-        return {k: without_times(v) for k, v in value.items() if k not in TIMES}
-    if isinstance(value, list):
-        return [without_times(v) for v in value]
-    return value
 
 
 def failing_submission(tmp_path):
@@ -50,7 +43,7 @@ def test_two_grades_with_one_seed_are_identical(tmp_path, which):
     here = grade(folder, all_topics(), hidden=True, seed=424242, with_progress=False)
     elsewhere = subprocess.run([sys.executable, "-c", GRADE_ELSEWHERE, str(folder)], cwd=REPO, capture_output=True,
                                text=True, timeout=900, check=True)
-    first, second = (json.dumps(without_times(doc), indent=1)
+    first, second = (json.dumps(without(doc, TIMES), indent=1)
                      for doc in (here, json.loads(elsewhere.stdout.strip().splitlines()[-1])))
     doc = json.loads(first)
     assert doc["status"] == "completed" and [t["id"] for t in doc["topics"]] == all_topics()

@@ -14,6 +14,7 @@ from grader.grading import grade
 from grader.instructor.selftest import EXERCISES_DIR, MUTANTS_DIR, SOLUTIONS_DIR, mutant_submission
 from grader.sandbox import child
 from grader.sandbox.policy import REPO
+from tests.documents import without
 
 TOPICS = ["sampling", "paged_kv"]
 MUTANTS = {"sampling": "top_p_drops_crossing_token", "paged_kv": "fork_copies_blocks"}  # misconceptions, an error
@@ -57,15 +58,6 @@ def grades(submissions) -> dict[tuple[str, str, str], dict]:
     return done
 
 
-def without_words(value):
-    """The document with every text a language changes left out: what remains is decided by the checks alone."""
-    if isinstance(value, dict):
-        return {k: without_words(v) for k, v in value.items() if k not in WORDLESS}
-    if isinstance(value, list):
-        return [without_words(v) for v in value]
-    return value
-
-
 def messages(doc: dict) -> list[str]:
     """Every message of a results document: the run's, each topic's and each check's."""
     said = [doc["error"], doc["incomplete"]]
@@ -79,7 +71,7 @@ def messages(doc: dict) -> list[str]:
 def test_a_chinese_grade_decides_what_the_english_grade_decides(grades, name, mode):
     english, chinese = grades[name, mode, "en"], grades[name, mode, "zh"]
     assert (english["lang"], chinese["lang"]) == ("en", "zh")
-    assert json.dumps(without_words(chinese), indent=1) == json.dumps(without_words(english), indent=1)
+    assert json.dumps(without(chinese, WORDLESS), indent=1) == json.dumps(without(english, WORDLESS), indent=1)
     checks = [c for t in english["topics"] for c in t["checks"]]
     statuses = {c["status"] for c in checks}
     assert {"passing": statuses == {"passed"}, "failing": {"passed", "failed", "error"} <= statuses,

@@ -12,18 +12,10 @@ import time
 import pytest
 
 from grader.learner.warm import wire
+from tests.documents import without
 from warm import RUN_S, Warm, alive, in_a_terminal, private_checkout, processes_of, submissions
 
 TIMED = ("started_at", "duration_s", "at")  # when it ran and how long it took: all else must be equal
-
-
-def untimed(value):
-    """A results document or progress record without its times."""
-    if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k not in TIMED}
-    if isinstance(value, (list, tuple)):
-        return [untimed(v) for v in value]
-    return value
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +56,8 @@ def test_a_warm_check_says_writes_and_exits_as_a_cold_one(warm, made, tmp_path, 
     assert len(warm.runs()) == served + 1, warm.log()  # this one was
     assert hot[0] == cold[0] == code
     assert hot[1] == cold[1] and hot[2] == cold[2]  # standard output and error, byte for byte
-    assert untimed(hot[3]) == untimed(cold[3])  # the results document
-    assert untimed(hot[4]) == untimed(cold[4])  # the progress record, and both files' modes under the umask
+    assert without(hot[3], TIMED) == without(cold[3], TIMED)  # the results document
+    assert without(hot[4], TIMED) == without(cold[4], TIMED)  # the progress record, and both files' modes under the umask
     if kind == "failing":
         assert b"top_p_drops_crossing_token" in hot[1]
 
