@@ -4,6 +4,7 @@ Requests arrive pickled from the trusted grader; replies go back through the all
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -28,6 +29,7 @@ CALLBACK_ERRORS = {e.__name__: e for e in (ValueError, TypeError, IndexError, At
 
 _channel: socket.socket | None = None  # the socket to the grader, for calls to served objects
 _factories: dict[str, object] = {}  # what `make` may run, taken before the submission could replace any of it
+_serving = False  # set once `serve` has moved the output to fds 1 and 2 (say_failed)
 
 
 class _ImportBlocker(importlib.abc.MetaPathFinder):
@@ -162,14 +164,26 @@ def seed_globals(seed: int) -> None:
     random.seed(seed)
 
 
+def say_failed(output_fd: int, exc: BaseException) -> None:
+    """Say in the check's output why the grader's side of its process failed (it then exits with code 70): before
+    `serve` the output is `output_fd` (-1: not open yet, nowhere to say it), once serving it is fd 1."""
+    fd = 1 if _serving else output_fd
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.write(fd, f"\ninfergrade: the check's process failed: {type(exc).__name__}: {exc}\n"
+                         .encode(errors="replace"))
+
+
 def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> None:
     """Finish the walls, import the submission, then answer requests until the grader closes the socket.
 
     `output_fd` is the child's output file, opened before the walls went up; `report` says what they reached.
     """
+    global _serving
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
     os.close(output_fd)
+    _serving = True
     sys.stdout = open(1, "w", buffering=1, closefd=False)  # the grader's own stream objects may wrap closed fds
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

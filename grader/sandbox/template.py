@@ -215,9 +215,7 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
         _wire().serve(sock, output_fd, config, report)
     except BaseException as exc:  # noqa: BLE001 - never back into PID 1's loop
         code = 70
-        with contextlib.suppress(OSError):  # shown with the check's output: which wall of the grader's failed
-            os.write(output_fd, f"\ninfergrade: the check's process was not set up: {type(exc).__name__}: {exc}\n"
-                                .encode(errors="replace"))
+        _wire().say_failed(output_fd, exc)
     finally:
         os._exit(code)
 

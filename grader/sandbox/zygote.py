@@ -131,6 +131,7 @@ def main(fd: int) -> None:
     import grader.toys  # noqa: F401 - children unpickle toys without reading grader files
 
     namespaces.die_with_parent()
+    os.umask(0o022)  # the sandboxes' roots open to their unprivileged user, whatever the umask of who ran the grader
     sys.argv, sys.orig_argv = [environment.NAME.decode()], [environment.NAME.decode()]
     sock = socket.socket(fileno=fd)
     frame = _wire().recv(sock)
@@ -259,7 +260,7 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups
     """Move into a memory and a cpu cgroup of its own (where they can be made: a topic's template holds them for all
     its checks), become a session leader (the group the zygote kills), wipe what the process tells about the grader,
     and serve from behind the walls (see walls.py for the processes between here and the submission)."""
-    code = 0
+    code, output = 0, -1
     try:
         held = cgroups.enter(config.get("memory_bytes"))  # before any other process of the sandbox exists
         config = {**config, "memory_cgroup": held, "cpu_cgroup": cgroups.enter_cpu()}
@@ -279,7 +280,8 @@ def _child_main(sock: socket.socket, config: dict, use_namespaces: bool, cgroups
         report = {**walls.enter(sock, output, watch, config, use_namespaces, as_template), "memory_cgroup": held,
                   "cpu_cgroup": cgroup.held(config["cpu_cgroup"])}
         _wire().serve(sock, output, config, report)
-    except BaseException:  # noqa: BLE001 - a child never returns into the zygote's loop
+    except BaseException as exc:  # noqa: BLE001 - a child never returns into the zygote's loop
         code = 70
+        _wire().say_failed(output, exc)
     finally:
         os._exit(code)

@@ -16,6 +16,7 @@ from grader.sandbox.policy import REPO, sandbox_config
 from grader.sandbox.failures import ChildFailure, SubmissionRaised
 from grader.sandbox.pool import ChildPool
 from grader.sandbox.remote import Submission
+from grader.sandbox.zygote import Zygote
 
 SAMPLING = (REPO / "solutions" / "sampling.py").read_text()
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
@@ -272,8 +273,11 @@ def test_the_interpreter_and_its_packages_stay_readable_wherever_they_live(sandb
     sub.close()
 
 
-def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path):
-    """As a venv made by `mktemp -d` (mode 0700): the submission runs as nobody, so its entries are bound open."""
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077], ids=oct)
+def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path, umask):
+    """As a venv made by `mktemp -d` (mode 0700): the submission runs as nobody, so its entries are bound open,
+    whatever the umask of the grader that started the zygote (under 027 the recreated folder was 0750: CI's minimum
+    versions' venv, whose torch could not import its lazy modules in a check)."""
     closed = tmp_path / "closed"
     (closed / "lib").mkdir(parents=True)
     (closed / "lib" / "data.txt").write_text("packaged")
@@ -284,9 +288,17 @@ def test_a_bound_folder_others_may_not_enter_is_still_readable_inside(tmp_path):
     config = sandbox_config(folder, 2**30, 2**20)
     config = {**config, "topic": "demo", "forbidden": [], "bound_read_only": [*config["bound_read_only"], str(closed)],
               "read_roots": [*config["read_roots"], str(closed)]}
-    sub = Submission(ChildPool(zygote()), config)
-    assert sub.read(str(closed / "lib" / "data.txt")) == "packaged"
-    sub.close()
+    before = os.umask(umask)
+    try:
+        started = Zygote()
+    finally:
+        os.umask(before)
+    sub = Submission(ChildPool(started), config)
+    try:
+        assert sub.read(str(closed / "lib" / "data.txt")) == "packaged"
+    finally:
+        sub.close()
+        started.close()
 
 
 def test_no_setuid_program_can_raise_the_submissions_rights(sandboxed):
