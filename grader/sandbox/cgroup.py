@@ -18,10 +18,12 @@ sched_autogroup_enabled each sandbox is a session of its own (the zygote's setsi
 in `grade-batch --jobs 2` weighed as much as one check. Where autogroup is off, they took 64 shares of the CPU to
 the check's one, and its calls ran past their time limits. So each child also makes a cgroup of the cpu controller,
 with the same weight as every other sandbox's: its checks' threads share one sandbox's part of the CPU, however many
-they are. Under v2 it is the memory cgroup's folder, which the child enters whole. Under v1 only each check's
-process enters it (`join`), through a descriptor the child opened (the private root has no /sys): with real-time
-group scheduling a new v1 cgroup gets no real-time time, and PID 1's watchdog and the forker, in the real-time class
-where the grader is root, must stay out of it; nor may a check's threads crowd them out. Where no cpu cgroup can be made, limits.py caps the check's CPU time and lowers its priority.
+they are. Under v2 it is the memory cgroup's folder, which the child enters whole. Under v1 only the checks'
+processes are in it: a template's forker enters it (`join`, leaving the real-time class first) and forks each check's
+process there; a chain's check process enters it itself. It does so through a descriptor the child opened (the
+private root has no /sys): with real-time group scheduling a new v1 cgroup gets no real-time time, and PID 1's
+watchdog, in the real-time class where the grader is root, must stay out of it; nor may a check's threads crowd it
+out. Where no cpu cgroup can be made, limits.py caps the check's CPU time and lowers its priority.
 """
 from __future__ import annotations
 
@@ -275,7 +277,7 @@ def remove_stale(controller: Controller | None = None) -> int:
 
 
 def join(procs: int | None) -> None:
-    """In a check's process, in the ordinary scheduling class and before it drops its capabilities: move into the
+    """In a check's process or a forker, in the ordinary class and before it drops its capabilities: move into the
     v1 cpu cgroup whose cgroup.procs `procs` is (None: none, or the child is in its v2 one already) and close it;
     then root /proc/self/cgroup there (a new cgroup namespace), so that the check reads no cgroup's name. Where the
     kernel refuses the move, `held` says so."""

@@ -25,6 +25,7 @@ import torch
 from grader.sandbox import codec, forbidden, walls
 
 BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
+BLOCKED_WITHIN = tuple(f"{name}." for name in BLOCKED_IMPORTS)  # their submodules
 CALLBACK_ERRORS = {e.__name__: e for e in (ValueError, TypeError, IndexError, AttributeError)}
 
 _channel: socket.socket | None = None  # the socket to the grader, for calls to served objects
@@ -36,9 +37,14 @@ class _ImportBlocker(importlib.abc.MetaPathFinder):
     """Refuse the grader's hidden packages to submissions."""
 
     def find_spec(self, name, path=None, target=None):
-        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+        if blocked(name):
             raise ImportError(f"submissions may not import {name!r}")
         return None
+
+
+def blocked(name: str) -> bool:
+    """Whether the module `name` is one of the grader's hidden packages or within one."""
+    return name in BLOCKED_IMPORTS or name.startswith(BLOCKED_WITHIN)
 
 
 def send(sock: socket.socket, payload: bytes) -> None:
@@ -146,8 +152,14 @@ class GraderObject:
         return f"<{self._name}, served by the grader>"
 
 
-def _take_factories() -> dict[str, object]:
-    """The functions and classes of grader.toys by dotted name, as they are before the submission is imported."""
+def take_factories() -> None:
+    """Note the functions and classes of grader.toys by dotted name, as the zygote imported them: every check's
+    process is forked from it, before any submission could replace one."""
+    global _factories
+    _factories = _toys()
+
+
+def _toys() -> dict[str, object]:
     out = {}
     for module_name, module in list(sys.modules.items()):
         if module_name == "grader.toys" or module_name.startswith("grader.toys."):
@@ -193,10 +205,10 @@ def serve(sock: socket.socket, output_fd: int, config: dict, report: dict) -> No
     torch.set_num_threads(1)  # see zygote.py: no OpenMP pool after a fork
     sys.dont_write_bytecode = True
     sys.meta_path.insert(0, _ImportBlocker())
-    for name in [m for m in sys.modules if any(m == b or m.startswith(b + ".") for b in BLOCKED_IMPORTS)]:
+    for name in [m for m in sys.modules if blocked(m)]:
         del sys.modules[name]
-    global _channel, _factories
-    _channel, _factories = sock, _take_factories()
+    global _channel
+    _channel = sock
     seed_globals(config.get("global_seed", 0))
     # Said before any submission code runs: what comes later may be forged by the submission. The resident size
     # now is the floor a memory check measures growth from (a baseline the submission's own calls could raise).

@@ -39,11 +39,12 @@ class Forker:
     """PID 1's handle on its forker."""
 
     def __init__(self, run: Callable[[socket.socket, int, dict], None], offered: int | None, procs: int | None):
-        """Fork the forker; in each check's process it forks, `run(sock, output_fd, settings)` (never returns) with
-        what `spawn` sent. `offered`: PID 1's OOM score before it offered itself first, which the forker takes back
-        (cgroup.withdraw), so that PID 1 stays the OOM killer's first choice. `procs`: the descriptor by which each
-        check's process enters the sandbox's v1 cpu cgroup (cgroup.join), kept open here. The forker stays in PID
-        1's scheduling class and cgroup: its forks are as quick as PID 1's were, whatever the load."""
+        """Fork the forker; in each check's process it forks, `run(sock, output_fd, settings, realtime)` (never
+        returns) with what `spawn` sent and whether PID 1 is in the real-time class. `offered`: PID 1's OOM score
+        before it offered itself first, which the forker takes back (cgroup.withdraw), so that PID 1 stays the OOM
+        killer's first choice. `procs`: the descriptor by which the forker enters the sandbox's v1 cpu cgroup
+        (cgroup.join), leaving the real-time class first, so that each check's process starts in both: a move into a
+        v1 cgroup waits for the kernel's RCU grace period, about 10 ms, once per sandbox rather than per check."""
         requests_r, self.requests = os.pipe()
         self.born, born_w = os.pipe()
         self.channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -55,11 +56,13 @@ class Forker:
                 if fd not in keep:
                     _close(fd)
             cgroup.withdraw(offered)
+            realtime = namespaces.leave_realtime()  # PID 1's watchdog keeps it
+            cgroup.join(procs)  # closes procs
             namespaces.hide()  # from a check of its uid (procfs.py): after withdraw, which writes its own /proc
             _fork_checks(requests_r, born_w)  # returns in a check's process only
             os.close(requests_r)
             os.close(born_w)
-            run(*_received(theirs))
+            run(*_received(theirs), realtime)
             os._exit(70)  # `run` never returns
         os.close(requests_r)
         os.close(born_w)
@@ -70,15 +73,21 @@ class Forker:
         """Fork a check's process, hand it `fds` (its socket, its output file) and `settings`; its namespace pid."""
         self._drain()
         os.write(self.requests, FORK)
-        born = b""
-        while len(born) < PID.size + len(REAPED):
-            chunk = os.read(self.born, PID.size + len(REAPED) - len(born))
+        (pid,) = PID.unpack(self._read(PID.size))
+        socket.send_fds(self.channel, [b"s"], fds)  # the check sets itself up while the middle process ends
+        _wire().send(self.channel, pickle.dumps(settings))
+        assert self._read(len(REAPED)) == REAPED, "the forker reaps the middle process after the check's pid"
+        return pid
+
+    def _read(self, size: int) -> bytes:
+        """`size` bytes from the forker."""
+        got = b""
+        while len(got) < size:
+            chunk = os.read(self.born, size - len(got))
             if not chunk:
                 raise OSError("the sandbox's forker is gone")
-            born += chunk
-        socket.send_fds(self.channel, [b"s"], fds)
-        _wire().send(self.channel, pickle.dumps(settings))
-        return PID.unpack(born[:PID.size])[0]
+            got += chunk
+        return got
 
     def _drain(self) -> None:
         """Read and close whatever a check that ended early left unread on the channel."""

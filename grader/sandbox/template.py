@@ -92,10 +92,11 @@ def serve_checks(control: socket.socket, status_w: int, watch_fd: int, output_fd
         _restart_pids()  # tried once here: where the kernel refuses it, each check gets a chain of its own
     except OSError as exc:
         refuse(control, f"the private root could not be built ({exc})")
-    forker = Forker(lambda sock, output, check: _run_check(sock, output, {**config, **check}, uid, reached),
+    forker = Forker(lambda sock, output, check, realtime: _run_check(sock, output, {**config, **check}, uid,
+                                                                      {**reached, "watchdog_realtime": realtime}),
                     offered, config.get("cpu_procs"))
     if config.get("cpu_procs") is not None:
-        os.close(config["cpu_procs"])  # the forker's now, for each check's process: PID 1 stays out of the cgroup
+        os.close(config["cpu_procs"])  # the forker's now: PID 1 stays out of the cgroup
     namespaces.hide()  # from a check of its uid (procfs.py), as the forker hides itself
     try:
         _wire().send(control, pickle.dumps(("template", None)))
@@ -201,16 +202,14 @@ def _run_check(sock: socket.socket, output_fd: int, config: dict, uid: int | Non
     code = 0
     try:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        realtime = namespaces.leave_realtime()  # PID 1 and the forker keep it
-        cgroup.join(config.get("cpu_procs"))  # the sandbox's checks' share of the CPU (v1)
+        namespaces.leave_realtime()  # the forker left it, and joined the sandbox's v1 cpu cgroup, for every check
         _private_ipc()
         if uid:
             namespaces.become(uid)
         namespaces.drop_capabilities()
         namespaces.let_init_read()  # after both: a process that loses capabilities stops being dumpable
         environment.scrub(config["tmpdir"], config.get("env", {}))  # this check's environment
-        report = {**reached, "private_root": True, "watchdog": True, "host_uid": walls.host_uid(),
-                  "watchdog_realtime": realtime, "template": True,
+        report = {**reached, "private_root": True, "watchdog": True, "host_uid": walls.host_uid(), "template": True,
                   "memory_cgroup": config.get("memory_cgroup"), "cpu_cgroup": cgroup.held(config.get("cpu_cgroup"))}
         _wire().serve(sock, output_fd, config, report)
     except BaseException as exc:  # noqa: BLE001 - never back into PID 1's loop
