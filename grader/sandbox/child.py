@@ -22,7 +22,7 @@ import numpy as np
 import numpy.random  # noqa: F401 - imported lazily by numpy, which a child may no longer be able to read
 import torch
 
-from grader.sandbox import codec, forbidden, walls
+from grader.sandbox import codec, forbidden, request_pickle, walls  # noqa: F401 - request_pickle: requests' tensors
 
 BLOCKED_IMPORTS = ("reference", "solutions", "grader.checks", "grader.engine")
 BLOCKED_WITHIN = tuple(f"{name}." for name in BLOCKED_IMPORTS)  # their submodules

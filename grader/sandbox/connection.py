@@ -3,14 +3,13 @@ its memory readings and printed output, and ending it."""
 from __future__ import annotations
 
 import os
-import pickle
 import resource
 import socket
 import time
 
 from grader.language import tr
 from grader.sandbox import child as wire
-from grader.sandbox import codec, served, watchdog
+from grader.sandbox import codec, request_pickle, served, watchdog
 from grader.sandbox.failures import ChildFailure, ReplyTooLarge, describe_status, exception_info
 from grader.sandbox.folders import make_folder, remove_folder
 from grader.sandbox.limits import status_bytes
@@ -95,7 +94,7 @@ class Child:
         deadline = time.monotonic() + timeout
         reply = ("callback", None)
         try:
-            wire.send(self.sock, pickle.dumps(message))
+            wire.send(self.sock, request_pickle.dumps(message))
             while (reply := self._receive(deadline - time.monotonic(), what, limit=timeout,
                                           budget=budget))[0] == "callback":
                 wire.send(self.sock, codec.encode(served.answer(objects or {}, reply[1])))
