@@ -184,6 +184,7 @@ def main() -> None:
     args = parser.parse_args()
     grader = [PY, "-m", "grader"]
     os.environ["INFERGRADE_WARM"] = "0"  # every figure but the warm one is cold, whatever warm grader runs
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as a student's Python does (the first run's)
     if args.only_warm:
         warm_check(args.runs)
         return
