@@ -19,12 +19,9 @@ if interrupt.is_command_line():
 
 from grader import language, output, progress, topics as topic_registry  # noqa: E402
 from grader.instructor import handout  # noqa: E402
-from grader.exporters.classroom import classroom_json  # noqa: E402
-from grader.exporters.gradescope import to_gradescope  # noqa: E402
-from grader.exporters.junit import to_junit  # noqa: E402
 from grader.sandbox import limits  # noqa: E402
-from grader.instructor import commands as instructor  # noqa: E402
-from grader.learner.warm import client as warm, command as warm_command  # noqa: E402
+from grader.command_group import LazyGroup  # noqa: E402
+from grader.learner.warm import client as warm  # noqa: E402
 
 DEADLINE = click.option("--deadline", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
                         help="the whole run's time limit, after which the remaining checks time out "
@@ -110,7 +107,7 @@ def _chosen(topics) -> list[str]:
         _fail(str(exc))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="infergrade", message="infergrade %(version)s")
 def main():
     """Auto-graded exercises for LLM inference and serving."""
@@ -258,9 +255,17 @@ def _write(doc: dict, out: Path, fmt: str, not_started: dict[str, float] | None 
     """Write the results in `fmt` to `out` (`output.write_text`: `-` is standard output, a link is replaced, never
     followed; a device or FIFO the user `named` is written into); `not_started` {topic: points} are the topics
     `check --started` left out, which Classroom's maximum keeps."""
-    text = {"json": lambda d: json.dumps(d, indent=2) + "\n",
-            "gradescope": lambda d: json.dumps(to_gradescope(d), indent=2) + "\n", "junit": to_junit,
-            "classroom": lambda d: classroom_json(d, not_started)}[fmt](doc)
+    if fmt == "json":
+        text = json.dumps(doc, indent=2) + "\n"
+    elif fmt == "gradescope":
+        from grader.exporters.gradescope import to_gradescope
+        text = json.dumps(to_gradescope(doc), indent=2) + "\n"
+    elif fmt == "junit":
+        from grader.exporters.junit import to_junit
+        text = to_junit(doc)
+    else:
+        from grader.exporters.classroom import classroom_json
+        text = classroom_json(doc, not_started)
     try:
         output.write_text(text, out, named)
     except OSError as exc:  # a FIFO nobody reads, a refused block device, a full disk: said plainly
@@ -392,9 +397,6 @@ def progress_cmd(submission: Path):
     click.echo(render(submission if submission.is_dir() else submission.resolve().parent))
 
 
-for _command in (instructor.grade_batch, instructor.merge_cmd, instructor.report_cmd, instructor.gradescope_cmd,
-                 instructor.init_ci, warm_command.serve):
-    main.add_command(_command)
 language.add_option(main)  # --lang on the group and every command
 
 

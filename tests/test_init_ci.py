@@ -185,7 +185,7 @@ def parse_commands(workflow: dict) -> list[list[str]]:
     """Each `infergrade` command of the workflow, checked to be a real subcommand that click parses."""
     found = infergrade_commands(workflow)
     for args in found:
-        command = main.commands.get(args[0])
+        command = main.get_command(click.Context(main), args[0])
         assert isinstance(command, click.Command), f"no subcommand {args[0]!r}"
         known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         options = [a.split("=", 1)[0] for a in args[1:] if a.startswith("-")]
