@@ -252,6 +252,7 @@ def test_memory_is_capped(sub):
 
 
 def test_memory_limit_per_call_and_peak_measurement(sub):
+    sub.measure_call_peaks()
     sub.allocate(64 * 2**20)
     assert sub.peak_rss_bytes is not None and sub.peak_rss_bytes >= 64 * 2**20
     sub.set_memory_limit(16 * 2**20)

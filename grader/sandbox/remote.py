@@ -111,6 +111,7 @@ class Submission:
         self._budget_left = CHECK_BUDGET
         self._reply_bytes = REPLY_BYTES
         self._served: dict[int, served.Served] = {}
+        self._call_peaks = False  # measure_call_peaks
         self.last_call = ""
         self.called: set[str] = set()  # the submission's functions and methods this check called
         self.raised_by: str | None = None  # the last of them that raised NotImplementedError (caught or not)
@@ -174,9 +175,15 @@ class Submission:
     def set_memory_limit(self, extra_bytes: int) -> None:
         self._ensure().limit_memory(extra_bytes)
 
+    def measure_call_peaks(self) -> None:
+        """Measure each later call's own peak memory (`peak_rss_bytes`): the peak restarts before every call, a
+        /proc read and write each (about 0.2 ms a request), so only a check that reads it pays for it."""
+        self._call_peaks = True
+
     @property
     def peak_rss_bytes(self) -> int | None:
         """The peak resident memory of the last call (see Child.peak_rss), read when asked."""
+        assert self._call_peaks, "measure_call_peaks() before the calls whose peaks are read"
         return self._child.peak_rss() if self._child is not None and not self._child.closed else None
 
     @property
@@ -217,7 +224,8 @@ class Submission:
         self.last_call = what
         self.called.add(name)
         child = self._ensure()
-        child.peak_rss_reset()
+        if self._call_peaks:
+            child.peak_rss_reset()
         if self._budget_left <= 0:
             self._failure = ChildFailure("timeout", tr("the check used up its {seconds:g} s budget before {what} "
                                                        "(the submission is too slow)", seconds=CHECK_BUDGET,
