@@ -168,19 +168,21 @@ ONE_UID = ("from grader.sandbox import namespaces\n"
 
 @pytest.fixture
 def topic_checks_of(tmp_path):
-    """`topic_checks_of(source, memory_bytes, output_bytes, one_uid)`: a function that starts the next check of topic
-    `demo` = `source` (a Submission with 30 s calls); every check from one pool, so one topic sandbox serves them all
-    in turn (with `one_uid`, a sandbox that maps one uid, as for a grader that is not root)."""
+    """`topic_checks_of(source, memory_bytes, output_bytes, one_uid, prelude)`: a function that starts the next check
+    of topic `demo` = `source` (a Submission with 30 s calls); every check from one pool, so one topic sandbox serves
+    them all in turn (with `one_uid`, a sandbox that maps one uid, as for a grader that is not root; with `prelude`,
+    a zygote of its own that runs it first)."""
     pools, zygotes = [], []
 
-    def start(source: str, memory_bytes: int = 2**30, output_bytes: int = 2**20, one_uid: bool = False):
+    def start(source: str, memory_bytes: int = 2**30, output_bytes: int = 2**20, one_uid: bool = False,
+              prelude: str = ""):
         folder = tmp_path / "sub"  # below the host's /tmp where TMPDIR is: bound below the sandbox's /tmp
         folder.mkdir(exist_ok=True)
         (folder / "demo.py").write_text(source)
         config = {**sandbox_config(folder, memory_bytes, output_bytes), "topic": "demo", "forbidden": []}
-        if one_uid:
-            zygotes.append(Zygote(prelude=ONE_UID))
-        pools.append(ChildPool(zygotes[-1] if one_uid else zygote()))
+        if one_uid or prelude:
+            zygotes.append(Zygote(prelude=(ONE_UID if one_uid else "") + prelude))
+        pools.append(ChildPool(zygotes[-1] if one_uid or prelude else zygote()))
         pool = pools[-1]
 
         def next_check() -> Submission:

@@ -14,10 +14,6 @@ import sys
 
 import pytest
 
-from grader.sandbox.policy import sandbox_config
-from grader.sandbox.pool import ChildPool
-from grader.sandbox.remote import Submission
-from grader.sandbox.zygote import Zygote
 from tests.hostile.conftest import ONE_UID
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace walls are Linux's")
@@ -80,35 +76,9 @@ UNSCOPED = ("from grader.sandbox import landlock\n"
             "landlock.landlock_abi = lambda: min(_abi(), 5)\n")
 
 
-@pytest.fixture
-def checks_of(tmp_path):
-    """`checks_of(prelude)`: a function that starts the next check of topic `demo` = PROBES, every check from one pool
-    of a zygote started with `prelude` (one topic sandbox serves them in turn)."""
-    started = []
-    folder = tmp_path / "sub"
-    folder.mkdir()
-    (folder / "demo.py").write_text(PROBES)
-    config = {**sandbox_config(folder, 2**30, 2**20), "topic": "demo", "forbidden": []}
-
-    def start(prelude: str):
-        zygote = Zygote(prelude=prelude)
-        pool = ChildPool(zygote)
-        started.append((zygote, pool))
-
-        def next_check() -> Submission:
-            sub = Submission(pool, config)
-            sub.set_timeout(30)
-            return sub
-        return next_check
-    yield start
-    for zygote, pool in started:
-        pool.close()
-        zygote.close()
-
-
 @pytest.mark.parametrize("prelude", ["", ONE_UID], ids=["two-uids", "one-uid"])
-def test_a_check_cannot_lower_the_scheduling_of_pid_1_or_the_forker(checks_of, prelude):
-    check = checks_of(prelude)()
+def test_a_check_cannot_lower_the_scheduling_of_pid_1_or_the_forker(topic_checks_of, prelude):
+    check = topic_checks_of(PROBES, prelude=prelude)()
     assert check.ping() == (0 if prelude else 65534) and check.isolation["template"]
     assert check.demote_own_child() == ["nice", "idle", "one cpu", "idle io"]  # the probe can do what it tries
     assert check.demote(1) == []
@@ -116,8 +86,8 @@ def test_a_check_cannot_lower_the_scheduling_of_pid_1_or_the_forker(checks_of, p
     check.close()
 
 
-def test_a_forker_stopped_by_a_check_forks_the_next_check(checks_of):
-    next_check = checks_of(ONE_UID + UNSCOPED)
+def test_a_forker_stopped_by_a_check_forks_the_next_check(topic_checks_of):
+    next_check = topic_checks_of(PROBES, one_uid=True, prelude=UNSCOPED)
     first = next_check()
     assert first.ping() == 0 and first.isolation["template"] and first.isolation["landlock_abi"] <= 5
     assert first.signal_forker(19), "the check could not stop the forker: the test would prove nothing"  # SIGSTOP
@@ -128,8 +98,8 @@ def test_a_forker_stopped_by_a_check_forks_the_next_check(checks_of):
     second.close()
 
 
-def test_a_forker_killed_by_a_check_leaves_the_next_check_a_child_of_its_own(checks_of):
-    next_check = checks_of(ONE_UID + UNSCOPED)
+def test_a_forker_killed_by_a_check_leaves_the_next_check_a_child_of_its_own(topic_checks_of):
+    next_check = topic_checks_of(PROBES, one_uid=True, prelude=UNSCOPED)
     first = next_check()
     assert first.ping() == 0 and first.isolation["template"]
     assert first.signal_forker(9), "the check could not kill the forker: the test would prove nothing"  # SIGKILL
