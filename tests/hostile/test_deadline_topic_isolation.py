@@ -9,7 +9,10 @@ import pytest
 from grader.engine.plugin import STOPPED, TIMEOUTS_TO_STOP
 from grader.grading import grade
 from grader.results import problems
+from grader.sandbox import remote
 from grader.sandbox.policy import REPO
+
+CALL_TIMEOUT_S = 2.0  # each hang needs one timeout to prove it, not the 10 s default (kv_cache's calls take ms)
 
 FUNCTIONS = ("apply_temperature", "top_k_filter", "top_p_filter", "filtered_probs", "sample", "greedy",
              "empirical_distribution")
@@ -28,7 +31,8 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_a_hostile_topic_leaves_its_neighbour_full_marks(tmp_path, attack):
+def test_a_hostile_topic_leaves_its_neighbour_full_marks(tmp_path, monkeypatch, attack):
+    monkeypatch.setattr(remote, "DEFAULT_CALL_TIMEOUT", CALL_TIMEOUT_S)
     source = (REPO / "solutions" / "sampling.py").read_text()
     for function in FUNCTIONS:
         source += f"\n\ndef {function}(*args, **kwargs):\n    {ATTACKS[attack]}\n"
