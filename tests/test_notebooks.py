@@ -28,32 +28,52 @@ MIN_PNG_SIDE = 200
 FIGURES = Path(os.environ["INFERGRADE_FIGURES"]) if os.environ.get("INFERGRADE_FIGURES") else None  # keep them
 
 
-def _execute(topic: str, variant: str, nb: nbformat.NotebookNode, out: Path) -> nbformat.NotebookNode:
+RESET = "%reset -f"  # a fresh namespace and history (`In`, from which a check cell reads the learner's code)
+
+
+def execute_in_one_kernel(notebooks: dict, folder: Path) -> dict:
+    """Each of `notebooks` ({topic: notebook}) executed in turn on one kernel whose working folder is `folder`,
+    each from a reset namespace and history: a kernel, its checking process and their imports of torch cost
+    seconds, a notebook about as much."""
+    client = nbclient.NotebookClient(nbformat.v4.new_notebook(), timeout=300, kernel_name="python3",
+                                     allow_errors=True, resources={"metadata": {"path": str(folder)}})
+    with client.setup_kernel():
+        for nb in notebooks.values():
+            client.nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(RESET)])
+            client.execute_cell(client.nb.cells[0], 0)
+            client.nb = nb
+            for index, cell in enumerate(nb.cells):
+                client.execute_cell(cell, index)
+    return notebooks
+
+
+def _execute(variant: str, notebooks: dict, out: Path) -> dict:
+    """The notebooks of one variant executed on one kernel, saved with their figures."""
     folder = out / variant
     folder.mkdir(exist_ok=True)
     folder.chmod(0o755)
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(folder)}}).execute()
-    nbformat.write(nb, str(folder / f"{topic}.ipynb"))
-    for n, png in enumerate(_pngs(nb)):
-        (FIGURES or out / "png").joinpath(f"{topic}-{variant}-{n}.png").write_bytes(png)
-    return nb
+    for topic, nb in execute_in_one_kernel(notebooks, folder).items():
+        nbformat.write(nb, str(folder / f"{topic}.ipynb"))
+        for n, png in enumerate(_pngs(nb)):
+            (FIGURES or out / "png").joinpath(f"{topic}-{variant}-{n}.png").write_bytes(png)
+    return notebooks
 
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Every (topic, variant) notebook, executed two at a time; the seconds it took in all."""
+    """Every (topic, variant) notebook, executed with a kernel for each variant, the two side by side."""
     out = tmp_path_factory.mktemp("notebooks")
     (FIGURES or out / "png").mkdir(parents=True, exist_ok=True)
-    jobs = [(t, v) for t in topics.all_topics() for v in VARIANTS]
     start = time.monotonic()
     # Built here, one at a time: CPython 3.11 can raise "AST constructor recursion depth mismatch" when threads
-    # parse at once (the builder reads the stubs with ast); the kernels then run two at a time.
-    built = [build(t, SOLUTIONS_DIR / f"{t}.py" if v == "solutions" else None) for t, v in jobs]
+    # parse at once (the builder reads the stubs with ast); the kernels then run side by side.
+    built = {v: {t: build(t, SOLUTIONS_DIR / f"{t}.py" if v == "solutions" else None) for t in topics.all_topics()}
+             for v in VARIANTS}
     with ThreadPoolExecutor(WORKERS) as pool:
-        done = dict(zip(jobs, pool.map(lambda job, nb: _execute(*job, nb, out), jobs, built)))
-    print(f"\n{len(jobs)} notebooks executed in {time.monotonic() - start:.1f} s; figures in {FIGURES or out / 'png'}")
-    return done
+        done = dict(zip(VARIANTS, pool.map(lambda v: _execute(v, built[v], out), VARIANTS)))
+    print(f"\n{sum(map(len, built.values()))} notebooks executed in {time.monotonic() - start:.1f} s; figures in "
+          f"{FIGURES or out / 'png'}")
+    return {(t, v): nb for v, notebooks in done.items() for t, nb in notebooks.items()}
 
 
 def _code(nb, tag: str):

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 from click.testing import CliRunner
-from test_notebooks import FIGURES, _assert_figures, _code, _errors, _pngs, _reports
+from test_notebooks import FIGURES, _assert_figures, _code, _errors, _pngs, _reports, execute_in_one_kernel
 
 from grader import language, topics
 from grader.cli import main
@@ -252,21 +252,19 @@ def test_every_chinese_figure_is_legible_and_labels_yours_beside_the_reference(t
 # ------------------------------------------------------------------------------------ the notebooks, run
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Every topic's Chinese notebook with the solutions pasted in, executed two at a time."""
+    """Every topic's Chinese notebook with the solutions pasted in, executed on two kernels side by side, each
+    taking every other topic."""
     out = tmp_path_factory.mktemp("notebooks_zh")
     out.chmod(0o755)
     start = time.monotonic()
-    built = [build(topic, SOLUTIONS_DIR / f"{topic}.py", lang="zh") for topic in TOPICS]  # one at a time (ast)
-
-    def run(topic, nb):
-        nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                                resources={"metadata": {"path": str(out)}}).execute()
+    built = {topic: build(topic, SOLUTIONS_DIR / f"{topic}.py", lang="zh") for topic in TOPICS}  # one at a time (ast)
+    shares = [{t: built[t] for t in TOPICS[k::WORKERS]} for k in range(WORKERS)]
+    with ThreadPoolExecutor(WORKERS) as pool:
+        done = {t: nb for share in pool.map(lambda share: execute_in_one_kernel(share, out), shares)
+                for t, nb in share.items()}
+    for topic, nb in done.items():
         for n, png in enumerate(_pngs(nb) if FIGURES else []):
             (FIGURES / f"{topic}-zh-{n}.png").write_bytes(png)
-        return nb
-
-    with ThreadPoolExecutor(WORKERS) as pool:
-        done = dict(zip(TOPICS, pool.map(run, TOPICS, built)))
     print(f"\n{len(TOPICS)} Chinese notebooks executed in {time.monotonic() - start:.1f} s")
     return done
 
