@@ -9,6 +9,7 @@ import contextlib
 import multiprocessing
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from grader.language import tr
@@ -34,6 +35,9 @@ class Interrupted(KeyboardInterrupt):
 
 _received: list[int] = []
 _raising: list[bool] = [False]
+_importing = [0]  # threads inside `while_importing`
+_owed: list[bool] = []  # a first signal held back while a thread imported, raised once none does
+_lock = threading.Lock()
 _early: list[int] = []  # signals received while the command line was still starting (importing torch)
 
 
@@ -45,8 +49,32 @@ def received() -> Interrupted | None:
 def _on_signal(signum, frame):
     first = not _received
     _received.append(signum)
-    if first and _raising[0]:
-        raise Interrupted(signum)
+    if (first or _owed) and _raising[0]:
+        if _importing[0]:
+            _owed[:] = [True]
+            return
+        _owed.clear()
+        raise Interrupted(_received[0])
+
+
+@contextlib.contextmanager
+def while_importing():
+    """On a thread that imports: meanwhile a signal does not raise in the main thread, but once the block ends.
+
+    Raised inside importlib, between its taking and its `try` that gives back the global import lock, an exception
+    leaves that lock held by the main thread for good; a thread importing then waits on it forever, and the main
+    thread on the module that thread half imported (a selftest stopped by Ctrl-C hung so).
+    """
+    with _lock:
+        _importing[0] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _importing[0] -= 1
+            due = _owed and not _importing[0] and _raising[0]
+        if due:
+            signal.pthread_kill(threading.main_thread().ident, _received[0])
 
 
 def record_early() -> None:
@@ -82,6 +110,7 @@ def signals_interrupt():
     """Within the block, the first SIGINT or SIGTERM raises `Interrupted` (until `settle()`)."""
     _received[:] = _early
     _early.clear()
+    _owed.clear()
     _raising[0] = True
     previous = {s: signal.signal(s, _on_signal) for s in SIGNAL_NAMES}
     try:

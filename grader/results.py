@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from grader import language
+from grader import interrupt, language
 from grader.engine.plugin import TIMEOUTS_TO_STOP, CheckResult
 from grader.language import tr
 from grader.text import printable
@@ -33,8 +33,13 @@ def validator():
 
 
 def prepare() -> None:
-    """Make the validator on a thread of its own (the grader mostly waits on its checks meanwhile)."""
-    threading.Thread(target=validator, name="schema", daemon=True).start()
+    """Make the validator on a thread of its own (the grader mostly waits on its checks meanwhile), which no
+    signal interrupts in the middle of an import (`interrupt.while_importing`)."""
+    def make() -> None:
+        with interrupt.while_importing():
+            validator()
+
+    threading.Thread(target=make, name="schema", daemon=True).start()
 
 
 def tool_info() -> dict:
