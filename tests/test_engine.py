@@ -204,3 +204,16 @@ def test_a_check_imports_no_sympy(tmp_path):
              "print('sympy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert done.stdout.split() == ["False"]
+
+
+def test_the_checks_shrink_a_failure_but_never_explain_it():
+    """A failing check's example is shrunk (the student reads the smallest one); hypothesis's explain phase, which
+    replays it hundreds of times to annotate a report the grader never shows, does not run."""
+    import hypothesis
+
+    from grader.engine.runner import load_hypothesis_profile
+
+    load_hypothesis_profile()
+    phases = hypothesis.settings().phases
+    assert hypothesis.Phase.shrink in phases and hypothesis.Phase.generate in phases
+    assert hypothesis.Phase.explain not in phases
