@@ -32,18 +32,19 @@ sys.path.insert(0, str(REPO))
 from grader.topics import all_topics  # noqa: E402 - the checkout's own, whatever is installed
 
 
-def descendants(pid: int) -> list[int]:
-    out, stack = [], [pid]
+def tree(pid: int) -> dict[int, int]:
+    """{pid: depth below `pid`} for every process of its tree now (the children of each of its threads)."""
+    found, stack = {}, [(pid, 0)]
     while stack:
-        p = stack.pop()
-        out.append(p)
+        p, depth = stack.pop()
+        found[p] = depth
         try:
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children") as f:
-                    stack += [int(c) for c in f.read().split()]
+                    stack += [(int(c), depth + 1) for c in f.read().split()]
         except OSError:
             continue
-    return out
+    return found
 
 
 def pss_bytes(pid: int) -> int:
@@ -63,7 +64,7 @@ def timed(cmd: list[str], sample: bool, env: dict | None = None) -> tuple[float,
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     peak = 0
     while sample and os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:  # not reaped
-        peak = max(peak, sum(pss_bytes(p) for p in descendants(proc.pid)))
+        peak = max(peak, sum(pss_bytes(p) for p in tree(proc.pid)))
         time.sleep(0.01)
     _, status, usage = os.wait4(proc.pid, 0)  # the rusage of the child and of everything it reaped
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -88,7 +89,7 @@ def measure(label: str, cmd: list[str], runs: int, expect_code: int | None = 0,
 def tree_cpu(pid: int) -> float:
     """CPU seconds of `pid` and every process below it, those they have reaped included (/proc/PID/stat)."""
     total = 0
-    for p in descendants(pid):
+    for p in tree(pid):
         try:
             with open(f"/proc/{p}/stat") as f:
                 total += sum(int(x) for x in f.read().rsplit(")", 1)[1].split()[11:15])  # utime stime cutime cstime

@@ -12,7 +12,7 @@ import time
 
 import nbformat
 import pytest
-from test_notebooks import NO_REFERENCE
+from test_notebooks import NO_REFERENCE, RESET
 
 from grader import topics
 from grader.instructor.selftest import SOLUTIONS_DIR
@@ -22,8 +22,6 @@ from grader.submission.notebook import stub_parts, units
 nbclient = pytest.importorskip("nbclient", reason="the dev extra runs the notebooks")
 
 PREAMBLE = {"plt", "impl", "ref", "infergrade"}  # what the notebook's own cells give every experiment
-# a fresh namespace and history (`In`, which tells the experiments which functions are yours) for each variant
-RESET = "%reset -f"
 WAITS = re.compile(r"This experiment needs your (\S+), which is not written yet")
 USES = re.compile(r"experiments use (?:your (.+)|none of your functions yet)$", re.MULTILINE)
 
